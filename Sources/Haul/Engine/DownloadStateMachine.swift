@@ -1,0 +1,198 @@
+/// The life of one download as a value type: each event returns the action the manager must
+/// perform, and nothing here does I/O, so every transition is tested directly.
+///
+/// Internally there are more states than `DownloadState` shows: a download that has been asked
+/// to stop is `stopping` until its transfer task has really ended, because a second transfer
+/// must never write the same part file while the first is still running. Events that cannot
+/// happen (a transfer result while no transfer runs) are programming errors and trap; requests
+/// from callers that do not fit the state (resume a completed download) return
+/// `.rejected` so the manager can answer with a clear error.
+struct DownloadStateMachine: Sendable {
+    enum StopReason: Sendable, Hashable {
+        case pause
+        case cancel
+    }
+
+    enum State: Sendable, Hashable {
+        case queued
+        /// A transfer task is running; `attempt` counts HTTP attempts, from 1.
+        case running(attempt: Int)
+        /// A retry timer is pending; no transfer runs.
+        case waitingToRetry(attempt: Int)
+        /// A transfer was told to stop and has not ended yet.
+        case stopping(StopReason)
+        case paused
+        case completed
+        case failed(HaulError)
+        case canceled
+    }
+
+    enum Action: Sendable, Hashable {
+        /// Nothing to do.
+        case none
+        /// Start a transfer task (the scheduler granted a slot, or a retry timer fired).
+        case startTransfer(attempt: Int)
+        /// Cancel the running transfer task; its end will arrive as `transferEnded`.
+        case stopTransfer
+        /// Start a timer that delivers `retryTimerFired` after `delay`.
+        case scheduleRetry(attempt: Int, delay: Duration)
+        /// Cancel the retry timer, and report the download paused.
+        case cancelRetryAndPause
+        /// Cancel the retry timer, delete the part file, and report the download canceled.
+        case cancelRetryAndDiscard
+        /// Report paused (the transfer has ended; the slot is free).
+        case reportPaused
+        /// Delete the part file and report canceled.
+        case discardAndReportCanceled
+        /// Report completed.
+        case reportCompleted
+        /// Report failed with this error.
+        case reportFailed(HaulError)
+        /// Report the download queued again.
+        case reportRequeued
+        /// The caller's request does not fit the current state.
+        case rejected(HaulError)
+    }
+
+    /// How a transfer task ended.
+    enum TransferOutcome: Sendable, Hashable {
+        case succeeded
+        /// Failed; `retryDelay` is non-nil when the retry policy allows another attempt.
+        case failed(HaulError, retryDelay: Duration?)
+        /// Ended because it was told to stop.
+        case stopped
+    }
+
+    private(set) var state: State = .queued
+
+    init() {}
+
+    init(state: State) { self.state = state }
+
+    /// What callers see.
+    var publicState: DownloadState {
+        switch state {
+        case .queued: return .queued
+        case .running, .waitingToRetry, .stopping: return .running
+        case .paused: return .paused
+        case .completed: return .completed
+        case .failed: return .failed
+        case .canceled: return .canceled
+        }
+    }
+
+    /// True while the download holds a scheduler slot.
+    var holdsSlot: Bool {
+        switch state {
+        case .running, .waitingToRetry, .stopping: return true
+        default: return false
+        }
+    }
+
+    // MARK: Scheduler and timer events
+
+    /// The scheduler granted a slot.
+    mutating func slotGranted() -> Action {
+        guard case .queued = state else { preconditionFailure("slot granted to a download in state \(state)") }
+        state = .running(attempt: 1)
+        return .startTransfer(attempt: 1)
+    }
+
+    /// A retry timer fired.
+    mutating func retryTimerFired() -> Action {
+        guard case .waitingToRetry(let attempt) = state else {
+            preconditionFailure("retry timer fired in state \(state)")
+        }
+        state = .running(attempt: attempt)
+        return .startTransfer(attempt: attempt)
+    }
+
+    /// The transfer task ended.
+    mutating func transferEnded(_ outcome: TransferOutcome) -> Action {
+        switch (state, outcome) {
+        case (.running, .succeeded), (.stopping, .succeeded):
+            // A transfer that finished just as it was asked to stop still produced a verified,
+            // placed file: reporting anything but completed would lie.
+            state = .completed
+            return .reportCompleted
+        case (.running(let attempt), .failed(let error, let retryDelay)):
+            if let delay = retryDelay {
+                state = .waitingToRetry(attempt: attempt + 1)
+                return .scheduleRetry(attempt: attempt + 1, delay: delay)
+            }
+            state = .failed(error)
+            return .reportFailed(error)
+        case (.stopping(.pause), .failed), (.stopping(.pause), .stopped):
+            state = .paused
+            return .reportPaused
+        case (.stopping(.cancel), .failed), (.stopping(.cancel), .stopped):
+            state = .canceled
+            return .discardAndReportCanceled
+        case (.running, .stopped):
+            preconditionFailure("a transfer stopped that nobody asked to stop")
+        default:
+            preconditionFailure("transfer ended (\(outcome)) in state \(state)")
+        }
+    }
+
+    // MARK: Caller requests
+
+    /// Stop, keeping bytes and resume state.
+    mutating func pause() -> Action {
+        switch state {
+        case .queued:
+            state = .paused
+            return .reportPaused
+        case .running:
+            state = .stopping(.pause)
+            return .stopTransfer
+        case .waitingToRetry:
+            state = .paused
+            return .cancelRetryAndPause
+        case .stopping(.pause), .paused:
+            return .none
+        case .stopping(.cancel):
+            return .rejected(HaulError(.invalidState, "the download is being canceled"))
+        case .completed, .failed, .canceled:
+            return .rejected(HaulError(.invalidState, "a \(publicState.rawValue) download cannot be paused"))
+        }
+    }
+
+    /// Queue a paused download again. Failed downloads may be retried this way too: their
+    /// part file, if resumable, is continued.
+    mutating func resume() -> Action {
+        switch state {
+        case .paused, .failed:
+            state = .queued
+            return .reportRequeued
+        case .queued, .running, .waitingToRetry:
+            // Already going: resuming twice is harmless.
+            return .none
+        case .stopping(.pause):
+            return .rejected(HaulError(.invalidState, "the download is still stopping; resume it once it is paused"))
+        case .stopping(.cancel):
+            return .rejected(HaulError(.invalidState, "the download is being canceled"))
+        case .completed, .canceled:
+            return .rejected(HaulError(.invalidState, "a \(publicState.rawValue) download cannot be resumed"))
+        }
+    }
+
+    /// Stop for good and delete the part file.
+    mutating func cancel() -> Action {
+        switch state {
+        case .queued, .paused, .failed:
+            state = .canceled
+            return .discardAndReportCanceled
+        case .running, .stopping(.pause):
+            state = .stopping(.cancel)
+            return .stopTransfer
+        case .waitingToRetry:
+            state = .canceled
+            return .cancelRetryAndDiscard
+        case .stopping(.cancel), .canceled:
+            return .none
+        case .completed:
+            return .rejected(HaulError(.invalidState, "a completed download cannot be canceled"))
+        }
+    }
+}

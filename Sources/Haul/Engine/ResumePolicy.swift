@@ -1,0 +1,141 @@
+import Foundation
+
+/// DESIGN.md's resume rules as pure functions of a response head, tested without I/O.
+///
+/// 1. The first response's validator (a strong ETag, else Last-Modified) and length are kept.
+/// 2. A resume sends `Range: bytes=N-` with `If-Range: <validator>`.
+/// 3. `206` whose Content-Range starts at N and whose total matches → append.
+/// 4. `200` → the server ignored the range or the file changed: start again from 0. Never append.
+/// 5. `416`, or a Content-Range that does not match → ask again without a range.
+/// 6. No validator, a weak ETag, a content coding other than identity, or `Accept-Ranges:
+///    none` → the bytes cannot be resumed; any retry starts from 0.
+enum ResumePolicy {
+    /// What the server said about the entity in one response.
+    struct Entity: Sendable, Hashable {
+        var validator: Validator?
+        /// Total length of the entity, if announced.
+        var totalLength: Int64?
+        /// Whether a later request may resume these bytes (rule 6).
+        var isResumable: Bool
+    }
+
+    /// What to do with a response.
+    enum Decision: Sendable, Hashable {
+        /// Append the body at `offset`.
+        case append(offset: Int64)
+        /// Cut the part file to 0 and write the body from the start.
+        case writeFromStart
+        /// Discard this response and send the request again without Range.
+        case requestAgainWithoutRange(reason: String)
+        /// The response is an error.
+        case fail(HaulError)
+    }
+
+    /// Headers for a request that continues at `offset` (rule 2); empty for a fresh start.
+    static func rangeHeaders(offset: Int64, validator: Validator?) -> [HeaderField] {
+        guard offset > 0, let validator else { return [] }
+        return [
+            HeaderField(name: "Range", value: "bytes=\(offset)-"),
+            HeaderField(name: "If-Range", value: validator.headerValue),
+        ]
+    }
+
+    /// Reads the entity description from response headers (rules 1 and 6).
+    /// `header` looks a header up case-insensitively.
+    static func entity(status: Int, header: (String) -> String?) -> Entity {
+        let encoding = header("content-encoding")?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        let identity = encoding.isEmpty || encoding == "identity"
+        let rangesRefused = header("accept-ranges")?.lowercased().contains("none") ?? false
+        var validator: Validator?
+        var weakETag = false
+        if let etag = header("etag")?.trimmingCharacters(in: .whitespaces), !etag.isEmpty {
+            if etag.hasPrefix("W/") { weakETag = true } else { validator = .etag(etag) }
+        }
+        if validator == nil, !weakETag, let modified = header("last-modified"), HTTPDate.parse(modified) != nil {
+            validator = .lastModified(modified)
+        }
+        var total: Int64?
+        if status == 206, let range = header("content-range").flatMap(ContentRange.init(parsing:)) {
+            total = range.total
+        } else if let length = header("content-length").flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }), length >= 0 {
+            total = length
+        }
+        return Entity(
+            validator: validator,
+            totalLength: total,
+            isResumable: validator != nil && identity && !rangesRefused)
+    }
+
+    /// Decides how to use a response to a request sent with `requestedOffset` (0 = no Range),
+    /// given what the earlier response said (`previous`).
+    static func decide(requestedOffset: Int64, previous: Entity?, status: Int, header: (String) -> String?, url: String) -> Decision {
+        if status >= 400 && status != 416 {
+            return .fail(statusError(status, header: header, url: url))
+        }
+        if requestedOffset == 0 {
+            guard (200...299).contains(status), status != 206 else {
+                if status == 416 { return .fail(HaulError(.httpStatus, "\(url) answered 416 to a request without a range", httpStatus: 416)) }
+                return .fail(HaulError(.invalidResponse, "\(url) answered with status \(status), which Haul cannot use", httpStatus: status))
+            }
+            return .writeFromStart
+        }
+        switch status {
+        case 206:
+            guard let range = header("content-range").flatMap(ContentRange.init(parsing:)) else {
+                return .requestAgainWithoutRange(reason: "206 without a usable Content-Range")
+            }
+            guard range.start == requestedOffset else {
+                return .requestAgainWithoutRange(reason: "Content-Range starts at \(range.start), not at the requested \(requestedOffset)")
+            }
+            if let expected = previous?.totalLength, range.total != expected {
+                return .requestAgainWithoutRange(reason: "Content-Range total \(range.total.map(String.init) ?? "*") differs from the recorded \(expected)")
+            }
+            let now = entity(status: status, header: header)
+            if let before = previous?.validator, let after = now.validator, before != after {
+                return .requestAgainWithoutRange(reason: "the validator changed")
+            }
+            if !now.isResumable, header("content-encoding") != nil {
+                return .requestAgainWithoutRange(reason: "the partial response is content-encoded")
+            }
+            return .append(offset: requestedOffset)
+        case 416:
+            return .requestAgainWithoutRange(reason: "the server cannot satisfy the range (416)")
+        case 200...299:
+            return .writeFromStart
+        default:
+            return .fail(HaulError(.invalidResponse, "\(url) answered with status \(status), which Haul cannot use", httpStatus: status))
+        }
+    }
+
+    static func statusError(_ status: Int, header: (String) -> String?, url: String) -> HaulError {
+        let retryAfter = header("retry-after").flatMap { RetryPolicy.parseRetryAfter($0) }
+        return HaulError(.httpStatus, "\(url) answered HTTP \(status)", httpStatus: status, retryAfter: retryAfter)
+    }
+}
+
+/// A parsed `Content-Range: bytes START-END/TOTAL` (TOTAL may be `*`).
+struct ContentRange: Sendable, Hashable {
+    var start: Int64
+    var end: Int64
+    var total: Int64?
+
+    init?(parsing text: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = trimmed.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let slash = spec.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard slash.count == 2 else { return nil }
+        let bounds = slash[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]), start >= 0, end >= start else {
+            return nil
+        }
+        var total: Int64?
+        if slash[1] != "*" {
+            guard let value = Int64(slash[1]), value > end else { return nil }
+            total = value
+        }
+        self.start = start
+        self.end = end
+        self.total = total
+    }
+}

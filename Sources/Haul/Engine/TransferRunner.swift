@@ -1,0 +1,218 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// Performs one attempt of a download: request (resuming when the rules allow), stream to the
+/// part file while hashing, checkpoint, verify, and place atomically.
+///
+/// It never decides about retries or states; it reports what happened and leaves the part
+/// file and `TransferState` ready for the next attempt.
+struct TransferRunner: Sendable {
+    let transport: HTTPTransport
+    /// Flush and record the durable offset after this many bytes…
+    let checkpointBytes: Int64
+    /// …or after this long, whichever comes first.
+    let checkpointInterval: Duration
+    /// Files at least this large are flushed before placement; smaller ones are cheap to fetch
+    /// again and flushing each of thousands would dominate the run.
+    let syncBeforePlacementThreshold: Int64
+
+    func run(
+        _ state: inout TransferState,
+        live: LiveTransfer,
+        started: @Sendable (_ resumedFrom: Int64, _ finalURL: URL) -> Void
+    ) async -> TransferResult {
+        do {
+            let result = try await attempt(&state, live: live, started: started)
+            state.part.close()
+            return result
+        } catch {
+            checkpointIfPossible(&state)
+            state.part.close()
+            if Task.isCancelled || error.code == .canceled { return .stopped }
+            return .failed(error)
+        }
+    }
+
+    private func attempt(
+        _ state: inout TransferState,
+        live: LiveTransfer,
+        started: @Sendable (Int64, URL) -> Void
+    ) async throws(HaulError) -> TransferResult {
+        if let existing = try conflictUpfront(state.request) {
+            return .completed(existing, checksums: [], bytes: 0)
+        }
+        consultResumeRecord(&state)
+        try state.part.open(truncatingTo: state.bytesOnDisk)
+
+        var offset = state.entity?.isResumable == true ? state.bytesOnDisk : 0
+        var response: HTTPTransport.Response
+        var decision: ResumePolicy.Decision
+        while true {
+            let headers = state.request.headers + ResumePolicy.rangeHeaders(offset: offset, validator: state.entity?.validator)
+            response = try await transport.get(state.request.url, headers: headers)
+            decision = ResumePolicy.decide(
+                requestedOffset: offset, previous: state.entity, status: response.status,
+                header: response.header, url: response.finalURL.absoluteString)
+            guard case .requestAgainWithoutRange = decision, offset > 0 else { break }
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            offset = 0
+        }
+
+        switch decision {
+        case .fail(let error):
+            // An error body is never saved; the bytes already on disk stay for a later resume.
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            throw error
+        case .requestAgainWithoutRange(let reason):
+            throw HaulError(.invalidResponse, "\(response.finalURL): \(reason)")
+        case .append(let resumeOffset):
+            precondition(resumeOffset == state.bytesOnDisk, "resume offset and part length disagree")
+            if state.hasher == nil { state.hasher = try await rebuildHasher(state) }
+        case .writeFromStart:
+            try state.part.open(truncatingTo: 0)
+            if state.bytesOnDisk > 0 || SystemCalls.fileExists(state.part.resumePath) {
+                // The old record describes bytes that are gone.
+                try? SystemCalls.removeFile(state.part.resumePath)
+            }
+            state.startOver()
+            state.entity = ResumePolicy.entity(status: response.status, header: response.header)
+            offset = 0
+        }
+        state.finalURL = response.finalURL
+        state.contentDisposition = response.header("content-disposition")
+        let expected = state.entity?.totalLength
+        live.reset(completedBytes: state.bytesOnDisk, expectedBytes: expected)
+        started(offset, response.finalURL)
+
+        try await stream(response.body, into: &state, expected: expected, live: live)
+
+        if let expected, state.bytesOnDisk != expected {
+            throw HaulError(.lengthMismatch, "\(response.finalURL) announced \(expected) bytes but sent \(state.bytesOnDisk)")
+        }
+        let computed = state.hasher?.finalize() ?? []
+        for wanted in state.request.checksums {
+            guard let got = computed.first(where: { $0.algorithm == wanted.algorithm }), got == wanted else {
+                // Wrong bytes are worth nothing: the next attempt must start from zero.
+                state.part.close()
+                state.part.discard()
+                state.startOver()
+                state.consultedResumeRecord = true
+                let actual = computed.first(where: { $0.algorithm == wanted.algorithm })?.hex ?? "?"
+                throw HaulError(.checksumMismatch, "\(state.request.url): \(wanted.algorithm.rawValue) is \(actual), expected \(wanted.hex)")
+            }
+        }
+        if state.bytesOnDisk >= syncBeforePlacementThreshold { try state.part.sync() }
+        state.part.close()
+        let name = FileNaming.resolveName(
+            requested: state.request.fileName, contentDisposition: state.contentDisposition,
+            originalURL: state.request.url, finalURL: state.finalURL)
+        let placed = try Placement.place(
+            partPath: state.part.path, directory: state.request.directory.path, name: name,
+            policy: state.request.conflictPolicy)
+        try? SystemCalls.removeFile(state.part.resumePath)
+        return .completed(placed, checksums: computed, bytes: state.bytesOnDisk)
+    }
+
+    /// Writes the body, hashing and counting each buffer, with periodic checkpoints.
+    private func stream(
+        _ body: HTTPClientResponse.Body, into state: inout TransferState, expected: Int64?, live: LiveTransfer
+    ) async throws(HaulError) {
+        let clock = ContinuousClock()
+        var lastCheckpointBytes = state.bytesOnDisk
+        var lastCheckpointTime = clock.now
+        do {
+            for try await buffer in body {
+                let count = buffer.readableBytes
+                if let expected, state.bytesOnDisk + Int64(count) > expected {
+                    throw HaulError(.lengthMismatch, "\(state.finalURL?.absoluteString ?? "the server") sent more than the \(expected) bytes it announced")
+                }
+                try state.part.write(buffer)
+                state.hasher?.update(buffer)
+                state.bytesOnDisk += Int64(count)
+                live.add(count)
+                if state.entity?.isResumable == true,
+                   state.bytesOnDisk - lastCheckpointBytes >= checkpointBytes
+                    || lastCheckpointTime.duration(to: clock.now) >= checkpointInterval {
+                    try checkpoint(state)
+                    lastCheckpointBytes = state.bytesOnDisk
+                    lastCheckpointTime = clock.now
+                }
+            }
+        } catch let error as HaulError {
+            throw error
+        } catch {
+            let url = state.finalURL ?? state.request.url
+            let mapped = HTTPTransport.map(error, url: url)
+            if mapped.code == .connectionFailed, let expected {
+                throw HaulError(.connectionFailed, "\(url): connection lost after \(state.bytesOnDisk) of \(expected) bytes (\(mapped.message))")
+            }
+            throw mapped
+        }
+    }
+
+    /// Data before metadata: flush the part file, then record the offset it now guarantees.
+    private func checkpoint(_ state: TransferState) throws(HaulError) {
+        guard let entity = state.entity, entity.isResumable, let validator = entity.validator else { return }
+        try state.part.sync()
+        let record = ResumeRecord(
+            url: state.request.url.absoluteString, finalURL: state.finalURL?.absoluteString,
+            validator: validator, expectedLength: entity.totalLength, durableOffset: state.bytesOnDisk)
+        try record.save(to: state.part.resumePath)
+    }
+
+    /// On a stop or failure, make what was received resumable by a later process too.
+    private func checkpointIfPossible(_ state: inout TransferState) {
+        guard state.part.isOpen, state.bytesOnDisk > 0 else { return }
+        do { try checkpoint(state) } catch {
+            // The in-memory state is still right for a retry in this process.
+        }
+    }
+
+    /// In a new process, adopt the part file's recorded prefix; otherwise start from zero.
+    private func consultResumeRecord(_ state: inout TransferState) {
+        guard !state.consultedResumeRecord else { return }
+        state.consultedResumeRecord = true
+        state.startOver()
+        guard let record = ResumeRecord.load(from: state.part.resumePath),
+              record.url == state.request.url.absoluteString,
+              let size = state.part.existingSize(), size >= record.durableOffset
+        else { return }
+        state.entity = ResumePolicy.Entity(validator: record.validator, totalLength: record.expectedLength, isResumable: true)
+        state.bytesOnDisk = record.durableOffset
+        state.finalURL = record.finalURL.flatMap(URL.init(string:))
+        state.hasher = nil
+    }
+
+    /// Reads the kept prefix once, off the cooperative threads, to continue the digests.
+    private func rebuildHasher(_ state: TransferState) async throws(HaulError) -> StreamingHasher {
+        let algorithms = state.requestedAlgorithms
+        var hasher = StreamingHasher(algorithms: algorithms)
+        guard !hasher.isEmpty, state.bytesOnDisk > 0 else { return hasher }
+        let part = state.part
+        let length = state.bytesOnDisk
+        do {
+            hasher = try await NIOThreadPool.singleton.runIfActive {
+                var hasher = StreamingHasher(algorithms: algorithms)
+                try part.hashPrefix(length, into: &hasher)
+                return hasher
+            }
+        } catch let error as HaulError {
+            throw error
+        } catch {
+            throw HaulError(.fileSystem, "cannot read \(part.path) to rebuild its checksums: \(error)")
+        }
+        return hasher
+    }
+
+    /// With `.skip` or `.fail` and a name known before any byte is fetched, decide now
+    /// instead of downloading a file that cannot be placed. Returns the skip result, if any.
+    private func conflictUpfront(_ request: DownloadRequest) throws(HaulError) -> Placement.Result? {
+        guard let name = request.fileName, request.conflictPolicy == .fail || request.conflictPolicy == .skip else { return nil }
+        let target = Placement.join(request.directory.path, name)
+        guard SystemCalls.fileExists(target) else { return nil }
+        if request.conflictPolicy == .skip { return Placement.Result(path: target, skipped: true) }
+        throw HaulError(.fileExists, "\(target) already exists; choose another name or conflict policy")
+    }
+}

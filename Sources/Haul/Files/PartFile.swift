@@ -1,0 +1,81 @@
+import NIOCore
+
+/// A `.part` file being filled, owned by exactly one transfer at a time.
+///
+/// It lives in the destination directory (never a system temp folder the OS may clean), named
+/// `.haul-KEY.part` with its resume record `.haul-KEY.resume` beside it. The key derives from
+/// the URL and the requested name, so that running the same `haul get` again finds it.
+struct PartFile: Sendable {
+    let path: String
+    let resumePath: String
+    private(set) var descriptor: Int32?
+
+    init(directory: String, key: String) {
+        self.path = Placement.join(directory, ".haul-\(key).part")
+        self.resumePath = Placement.join(directory, ".haul-\(key).resume")
+    }
+
+    var isOpen: Bool { descriptor != nil }
+
+    /// Opens (creating) the part file and cuts it to `length` bytes.
+    mutating func open(truncatingTo length: Int64) throws(HaulError) {
+        if descriptor == nil {
+            descriptor = try SystemCalls.openReadWrite(path)
+        }
+        try SystemCalls.truncate(descriptor!, to: length, path: path)
+    }
+
+    mutating func close() {
+        if let descriptor { SystemCalls.close(descriptor) }
+        descriptor = nil
+    }
+
+    /// Size on disk now, or nil when the file does not exist.
+    func existingSize() -> Int64? {
+        guard SystemCalls.fileExists(path) else { return nil }
+        guard let fd = try? SystemCalls.openReadWrite(path) else { return nil }
+        defer { SystemCalls.close(fd) }
+        return try? SystemCalls.size(fd, path: path)
+    }
+
+    func write(_ buffer: ByteBuffer) throws(HaulError) {
+        guard let descriptor else { preconditionFailure("write to a closed part file") }
+        do {
+            try buffer.withUnsafeReadableBytes { bytes in
+                try SystemCalls.writeAll(descriptor, bytes, path: path)
+            }
+        } catch let error as HaulError {
+            throw error
+        } catch {
+            throw HaulError(.fileSystem, "cannot write \(path): \(error)")
+        }
+    }
+
+    func sync() throws(HaulError) {
+        guard let descriptor else { return }
+        try SystemCalls.sync(descriptor, path: path)
+    }
+
+    /// Feeds the first `length` bytes to `hasher`: after a resume in a new process, the
+    /// streaming checksums are rebuilt by reading the kept prefix once.
+    func hashPrefix(_ length: Int64, into hasher: inout StreamingHasher) throws(HaulError) {
+        guard let descriptor, length > 0 else { return }
+        let chunkSize = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
+        defer { buffer.deallocate() }
+        var offset: Int64 = 0
+        while offset < length {
+            let wanted = Int(min(Int64(chunkSize), length - offset))
+            let count = try SystemCalls.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: offset, path: path)
+            guard count > 0 else { throw HaulError(.fileSystem, "\(path) is shorter than its recorded \(length) bytes") }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += Int64(count)
+        }
+    }
+
+    /// Deletes the part file and its resume record.
+    func discard() {
+        try? SystemCalls.removeFile(path)
+        try? SystemCalls.removeFile(resumePath)
+    }
+}

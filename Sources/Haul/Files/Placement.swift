@@ -1,0 +1,63 @@
+/// Moves a verified part file to its final name, atomically, by the conflict policy.
+enum Placement {
+    struct Result: Sendable, Hashable {
+        var path: String
+        /// The name was taken and the policy was `.skip`: nothing was moved.
+        var skipped: Bool
+    }
+
+    /// How many `name (N).ext` variants `.rename` tries before giving up.
+    static let maxRenameAttempts = 10_000
+
+    static func place(partPath: String, directory: String, name: String, policy: ConflictPolicy) throws(HaulError) -> Result {
+        let target = join(directory, name)
+        switch policy {
+        case .overwrite:
+            try SystemCalls.renameReplacing(from: partPath, to: target)
+            return Result(path: target, skipped: false)
+        case .skip:
+            do {
+                try SystemCalls.renameNoReplace(from: partPath, to: target)
+                return Result(path: target, skipped: false)
+            } catch where error.code == .fileExists {
+                try SystemCalls.removeFile(partPath)
+                return Result(path: target, skipped: true)
+            }
+        case .fail:
+            do {
+                try SystemCalls.renameNoReplace(from: partPath, to: target)
+                return Result(path: target, skipped: false)
+            } catch where error.code == .fileExists {
+                throw HaulError(.fileExists, "\(target) already exists; choose another name or conflict policy")
+            }
+        case .rename:
+            for number in 0...maxRenameAttempts {
+                let candidate = join(directory, number == 0 ? name : numbered(name, number))
+                do {
+                    try SystemCalls.renameNoReplace(from: partPath, to: candidate)
+                    return Result(path: candidate, skipped: false)
+                } catch where error.code == .fileExists {
+                    continue
+                }
+            }
+            throw HaulError(.fileExists, "no free name like \(target) after \(maxRenameAttempts) tries")
+        }
+    }
+
+    /// `report.pdf` → `report (2).pdf`; `data.tar.gz` → `data (2).tar.gz`; `README` → `README (2)`.
+    static func numbered(_ name: String, _ number: Int) -> String {
+        let lower = name.lowercased()
+        var splitIndex: String.Index?
+        if let tar = lower.range(of: ".tar.", options: .backwards), tar.lowerBound > lower.startIndex {
+            splitIndex = name.index(name.startIndex, offsetBy: lower.distance(from: lower.startIndex, to: tar.lowerBound))
+        } else if let dot = name.lastIndex(of: "."), dot > name.startIndex {
+            splitIndex = dot
+        }
+        guard let index = splitIndex else { return "\(name) (\(number))" }
+        return "\(name[..<index]) (\(number))\(name[index...])"
+    }
+
+    static func join(_ directory: String, _ name: String) -> String {
+        directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+}

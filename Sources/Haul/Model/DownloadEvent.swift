@@ -1,0 +1,33 @@
+import Foundation
+
+/// Something that happened to a download or a group.
+///
+/// State events are delivered to every subscriber in order; progress events are throttled to
+/// the manager's `progressInterval` and carry only the latest value.
+public enum DownloadEvent: Sendable, Hashable {
+    /// A download was added and waits for a slot.
+    case queued(DownloadID)
+    /// A transfer got its response and began writing; `resumedFrom` is the byte offset it
+    /// continued from (0 for a fresh start).
+    case started(DownloadID, resumedFrom: Int64, finalURL: URL)
+    /// Throttled progress of one download.
+    case progress(DownloadID, TransferProgress)
+    /// A transient failure; the download retries after `delay`, resuming when the rules allow.
+    case retrying(DownloadID, attempt: Int, delay: Duration, error: HaulError)
+    /// The download stopped on request (or on shutdown) with its bytes kept.
+    case paused(DownloadID)
+    /// A paused download was queued again.
+    case resumed(DownloadID)
+    /// Verified and placed at `fileURL` (or skipped because it existed).
+    case completed(DownloadInfo)
+    /// Gave up; `info.error` says why.
+    case failed(DownloadInfo)
+    /// Stopped for good on request; its part file was removed.
+    case canceled(DownloadID)
+    /// Throttled progress of a group.
+    case groupProgress(String, TransferProgress)
+    /// Every member of the group has finished.
+    case groupCompleted(GroupSummary)
+    /// Throttled progress of everything the manager holds that is not finished.
+    case overallProgress(TransferProgress)
+}

@@ -1,0 +1,31 @@
+/// The identity of one download.
+///
+/// The seeds show what goes wrong when downloads are matched by URL: the URL changes on
+/// redirect, may be missing after a resume, and the same URL may be downloaded twice. Haul
+/// generates an ID instead: 16 lowercase hex characters, the same shape aria2 uses for GIDs,
+/// so that the ID can be shown to RPC clients unchanged.
+public struct DownloadID: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
+    /// The 64-bit value behind the ID.
+    public let rawValue: UInt64
+
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    /// Parses 16 hex characters; returns nil for anything else.
+    public init?(_ text: String) {
+        guard text.utf8.count == 16, let value = UInt64(text, radix: 16) else { return nil }
+        self.rawValue = value
+    }
+
+    /// A new random ID.
+    public static func random() -> DownloadID {
+        var generator = SystemRandomNumberGenerator()
+        return DownloadID(rawValue: generator.next())
+    }
+
+    public var description: String {
+        let hex = String(rawValue, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    public static func < (lhs: DownloadID, rhs: DownloadID) -> Bool { lhs.rawValue < rhs.rawValue }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// What to do when the final file name is already taken in the destination directory.
+public enum ConflictPolicy: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Place the file as `name (1).ext`, `name (2).ext`, … (the default; never destroys anything).
+    case rename
+    /// Replace the existing file atomically.
+    case overwrite
+    /// Leave the existing file alone and report the download as completed (skipped).
+    case skip
+    /// Fail with `HaulError.Code.fileExists`.
+    case fail
+}
+
+/// One HTTP header to send with a request.
+public struct HeaderField: Hashable, Sendable, Codable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// Parses `Name: value` as written on a command line.
+    public init(parsing line: String) throws(HaulError) {
+        guard let colon = line.firstIndex(of: ":") else {
+            throw HaulError(.invalidRequest, "a header is written 'Name: value', got '\(line)'")
+        }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, !name.contains(where: { $0.isWhitespace || $0.isNewline }),
+              !value.contains(where: \.isNewline)
+        else {
+            throw HaulError(.invalidRequest, "'\(line)' is not a valid header")
+        }
+        self.init(name: name, value: value)
+    }
+}
+
+/// Everything Haul needs to know to download one file.
+///
+/// Identity is not the URL: every request added to a manager gets its own `DownloadID`, so the
+/// same URL may be downloaded twice (into different names or directories).
+public struct DownloadRequest: Sendable, Hashable {
+    /// The http or https URL to fetch.
+    public var url: URL
+    /// Extra request headers (authorization, cookies, user agent…).
+    public var headers: [HeaderField]
+    /// The directory the file is placed in. Haul never writes outside it; it must exist.
+    public var directory: URL
+    /// The final file name. When nil, Haul uses the server's Content-Disposition name, else the
+    /// last path component of the URL, sanitised so that it cannot escape `directory`.
+    public var fileName: String?
+    /// Digests the bytes must match before the file is placed.
+    public var checksums: [Checksum]
+    /// Higher runs first; equal priorities run in the order they were added.
+    public var priority: Int
+    /// What to do when the final name is taken. Default `.rename`.
+    public var conflictPolicy: ConflictPolicy
+    /// Free-form values the caller wants kept with the download.
+    public var metadata: [String: String]
+
+    public init(
+        url: URL,
+        directory: URL,
+        fileName: String? = nil,
+        headers: [HeaderField] = [],
+        checksums: [Checksum] = [],
+        priority: Int = 0,
+        conflictPolicy: ConflictPolicy = .rename,
+        metadata: [String: String] = [:]
+    ) {
+        self.url = url
+        self.directory = directory
+        self.fileName = fileName
+        self.headers = headers
+        self.checksums = checksums
+        self.priority = priority
+        self.conflictPolicy = conflictPolicy
+        self.metadata = metadata
+    }
+}

@@ -1,0 +1,99 @@
+/// The one error type Haul throws and reports.
+///
+/// Modelled on AsyncHTTPClient's `HTTPClientError`: a struct wrapping a private code enum, so
+/// that new kinds of failure can be added without breaking anyone who switches over codes.
+/// Every error carries a message written for the person reading the terminal or the log.
+public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure this is. Compare with the static members, e.g. `error.code == .diskFull`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        enum Base: String, Sendable {
+            case invalidURL, unsupportedScheme, invalidRequest, invalidFileName
+            case directoryNotFound, permissionDenied, fileExists, fileSystem, diskFull
+            case httpStatus, checksumMismatch, lengthMismatch, invalidResponse
+            case tooManyRedirects, redirectLoop, unsupportedRedirect
+            case connectionFailed, timeout
+            case invalidState, unknownDownload, canceled, shutdown
+        }
+        let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The URL could not be parsed or has no host.
+        public static let invalidURL = Code(.invalidURL)
+        /// The URL's scheme is not http or https.
+        public static let unsupportedScheme = Code(.unsupportedScheme)
+        /// The request contradicts itself (for example an empty header name).
+        public static let invalidRequest = Code(.invalidRequest)
+        /// A file name given by the user cannot be used safely (contains `/`, is `..`, …).
+        public static let invalidFileName = Code(.invalidFileName)
+        /// The destination directory does not exist or is not a directory.
+        public static let directoryNotFound = Code(.directoryNotFound)
+        /// The destination directory or file cannot be written.
+        public static let permissionDenied = Code(.permissionDenied)
+        /// The final file exists and the conflict policy is `.fail`.
+        public static let fileExists = Code(.fileExists)
+        /// Any other file-system failure (open, write, rename, fsync).
+        public static let fileSystem = Code(.fileSystem)
+        /// The disk is full (ENOSPC, EDQUOT); durable bytes are kept.
+        public static let diskFull = Code(.diskFull)
+        /// The server answered with a status >= 400 (or another status Haul cannot use).
+        public static let httpStatus = Code(.httpStatus)
+        /// The downloaded bytes do not match an expected checksum.
+        public static let checksumMismatch = Code(.checksumMismatch)
+        /// The server sent fewer or more bytes than it announced.
+        public static let lengthMismatch = Code(.lengthMismatch)
+        /// The response cannot be used (for example a Content-Range that does not match the request).
+        public static let invalidResponse = Code(.invalidResponse)
+        /// More redirects than the configured limit.
+        public static let tooManyRedirects = Code(.tooManyRedirects)
+        /// A redirect chain came back to a URL it had already visited.
+        public static let redirectLoop = Code(.redirectLoop)
+        /// A redirect pointed to a scheme other than http or https, or had no usable Location.
+        public static let unsupportedRedirect = Code(.unsupportedRedirect)
+        /// The connection could not be made, or broke.
+        public static let connectionFailed = Code(.connectionFailed)
+        /// Connecting or reading took longer than the configured timeout.
+        public static let timeout = Code(.timeout)
+        /// The operation is not possible in the download's current state (e.g. resuming a completed download).
+        public static let invalidState = Code(.invalidState)
+        /// No download with that ID is known to this manager.
+        public static let unknownDownload = Code(.unknownDownload)
+        /// The download was canceled.
+        public static let canceled = Code(.canceled)
+        /// The manager is shutting down or has shut down.
+        public static let shutdown = Code(.shutdown)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// A sentence for people: what went wrong, and where.
+    public let message: String
+    /// The HTTP status, for `.httpStatus` errors.
+    public let httpStatus: Int?
+    /// How long the server asked us to wait before retrying (`Retry-After`), if it said.
+    public let retryAfter: Duration?
+
+    public init(_ code: Code, _ message: String, httpStatus: Int? = nil, retryAfter: Duration? = nil) {
+        self.code = code
+        self.message = message
+        self.httpStatus = httpStatus
+        self.retryAfter = retryAfter
+    }
+
+    /// Whether trying again later may succeed: broken connections, timeouts, short bodies,
+    /// and the statuses that mean "not now" (408, 429, 5xx).
+    public var isTransient: Bool {
+        switch code.base {
+        case .connectionFailed, .timeout, .lengthMismatch:
+            return true
+        case .httpStatus:
+            guard let status = httpStatus else { return false }
+            return status == 408 || status == 429 || (500...599).contains(status)
+        default:
+            return false
+        }
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

@@ -1,0 +1,138 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The few system calls Haul makes directly, in one place so that the rest of the library
+/// stays portable: Foundation's FileHandle cannot write a NIO buffer without copying, cannot
+/// rename without replacing, and reports errors without their errno.
+enum SystemCalls {
+    /// Opens (creating with mode 0644 if needed) a file for reading and writing.
+    static func openReadWrite(_ path: String) throws(HaulError) -> Int32 {
+        let fd = path.withCString { open($0, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
+        guard fd >= 0 else { throw error(errno, "cannot open \(path)") }
+        return fd
+    }
+
+    static func close(_ fd: Int32) {
+        _ = closeFile(fd)
+    }
+
+    /// Writes every byte, retrying short writes and EINTR.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(HaulError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw error(errno, "cannot write \(path)")
+            }
+            offset += written
+        }
+    }
+
+    /// Reads up to `count` bytes at `offset`; returns the number read (0 at end of file).
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String) throws(HaulError) -> Int {
+        while true {
+            let count = pread(fd, buffer.baseAddress!, buffer.count, off_t(offset))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw error(errno, "cannot read \(path)")
+            }
+            return count
+        }
+    }
+
+    /// Cuts the file to `length` bytes and moves the write position there.
+    static func truncate(_ fd: Int32, to length: Int64, path: String) throws(HaulError) {
+        guard ftruncate(fd, off_t(length)) == 0 else { throw error(errno, "cannot truncate \(path)") }
+        guard lseek(fd, off_t(length), SEEK_SET) >= 0 else { throw error(errno, "cannot seek in \(path)") }
+    }
+
+    static func size(_ fd: Int32, path: String) throws(HaulError) -> Int64 {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw error(errno, "cannot stat \(path)") }
+        return Int64(info.st_size)
+    }
+
+    /// Flushes the file's data to the device: the "data" half of "data before metadata".
+    static func sync(_ fd: Int32, path: String) throws(HaulError) {
+        guard fsync(fd) == 0 else { throw error(errno, "cannot flush \(path) to disk") }
+    }
+
+    /// Renames atomically, failing with `.fileExists` instead of replacing an existing file.
+    ///
+    /// Darwin has renamex_np(RENAME_EXCL). Glibc's renameat2 is not visible to Swift, so on
+    /// Linux a hard link makes the final name appear atomically (link fails with EEXIST rather
+    /// than replace), then the part name is removed. File systems without hard links fall back
+    /// to check-then-rename, which is only racy against another writer of the same name.
+    static func renameNoReplace(from source: String, to destination: String) throws(HaulError) {
+        #if canImport(Darwin)
+        if renamex_np(source, destination, UInt32(RENAME_EXCL)) == 0 { return }
+        let code = errno
+        if code == EEXIST { throw HaulError(.fileExists, "\(destination) already exists") }
+        guard code == ENOTSUP || code == EINVAL else { throw error(code, "cannot move \(source) to \(destination)") }
+        #else
+        if link(source, destination) == 0 {
+            _ = unlink(source)
+            return
+        }
+        let code = errno
+        if code == EEXIST { throw HaulError(.fileExists, "\(destination) already exists") }
+        guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == EMLINK else {
+            throw error(code, "cannot move \(source) to \(destination)")
+        }
+        #endif
+        if fileExists(destination) { throw HaulError(.fileExists, "\(destination) already exists") }
+        try renameReplacing(from: source, to: destination)
+    }
+
+    /// Renames atomically, replacing the destination if it exists.
+    static func renameReplacing(from source: String, to destination: String) throws(HaulError) {
+        guard rename(source, destination) == 0 else {
+            throw error(errno, "cannot move \(source) to \(destination)")
+        }
+    }
+
+    /// Removes a file; a file that is already gone is not an error.
+    static func removeFile(_ path: String) throws(HaulError) {
+        guard unlink(path) == 0 || errno == ENOENT else { throw error(errno, "cannot remove \(path)") }
+    }
+
+    static func fileExists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// Whether `path` is an existing directory the process can create files in.
+    static func directoryStatus(_ path: String) -> (exists: Bool, writable: Bool) {
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else { return (false, false) }
+        return (true, access(path, W_OK | X_OK) == 0)
+    }
+
+    /// Maps an errno to Haul's error codes: a full disk must read as such.
+    static func error(_ code: Int32, _ context: String) -> HaulError {
+        let reason = String(cString: strerror(code))
+        switch code {
+        case ENOSPC, EDQUOT: return HaulError(.diskFull, "\(context): \(reason)")
+        case EACCES, EPERM, EROFS: return HaulError(.permissionDenied, "\(context): \(reason)")
+        case EEXIST: return HaulError(.fileExists, "\(context): \(reason)")
+        case ENOENT, ENOTDIR: return HaulError(.directoryNotFound, "\(context): \(reason)")
+        default: return HaulError(.fileSystem, "\(context): \(reason)")
+        }
+    }
+
+    private static func closeFile(_ fd: Int32) -> Int32 {
+        #if canImport(Glibc)
+        return Glibc.close(fd)
+        #elseif canImport(Musl)
+        return Musl.close(fd)
+        #elseif canImport(Darwin)
+        return Darwin.close(fd)
+        #endif
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+
+/// Carrying out the state machines' actions: starting and stopping transfer tasks, retry
+/// timers, slots, and the events and group bookkeeping that follow each transition.
+extension DownloadManager {
+    /// Starts queued downloads while the scheduler has free slots.
+    func admitQueued() {
+        guard !isShutDown else { return }
+        for id in scheduler.admit() {
+            guard var record = records[id] else { continue }
+            let action = record.machine.slotGranted()
+            records[id] = record
+            perform(action, for: id)
+        }
+    }
+
+    func perform(_ action: DownloadStateMachine.Action, for id: DownloadID) {
+        switch action {
+        case .none, .rejected:
+            break
+        case .startTransfer(let attempt):
+            startTransfer(id, attempt: attempt)
+        case .stopTransfer:
+            records[id]?.task?.cancel()
+        case .scheduleRetry(let attempt, let delay):
+            scheduleRetry(id, attempt: attempt, delay: delay)
+        case .cancelRetryAndPause:
+            records[id]?.retryTimer?.cancel()
+            records[id]?.retryTimer = nil
+            releaseSlot(id)
+            hub.emit(.paused(id))
+        case .cancelRetryAndDiscard:
+            records[id]?.retryTimer?.cancel()
+            records[id]?.retryTimer = nil
+            releaseSlot(id)
+            discard(id)
+        case .reportPaused:
+            releaseSlot(id)
+            records[id]?.info.progress.bytesPerSecond = 0
+            hub.emit(.paused(id))
+            wakeStopWaiters(id)
+        case .discardAndReportCanceled:
+            releaseSlot(id)
+            discard(id)
+            wakeStopWaiters(id)
+        case .reportCompleted:
+            releaseSlot(id)
+            guard let record = records[id] else { return }
+            finish(id)
+            hub.emit(.completed(currentInfo(record)))
+            wakeStopWaiters(id)
+        case .reportFailed(let error):
+            releaseSlot(id)
+            records[id]?.info.error = error
+            records[id]?.info.progress.bytesPerSecond = 0
+            guard let record = records[id] else { return }
+            finish(id)
+            hub.emit(.failed(currentInfo(record)))
+        case .reportRequeued:
+            guard let record = records[id] else { return }
+            if record.isFinished {
+                records[id]?.isFinished = false
+                if groupOf(id) != nil { groupMemberReopened(id) }
+            }
+            partKeysInUse[record.partKey] = id
+            records[id]?.info.error = nil
+            scheduler.enqueue(id, host: record.host, priority: record.info.request.priority)
+            hub.emit(.resumed(id))
+            admitQueued()
+        }
+    }
+
+    private func startTransfer(_ id: DownloadID, attempt: Int) {
+        guard var record = records[id] else { return }
+        var transfer = record.transfer ?? TransferState(request: record.info.request, partKey: record.partKey)
+        record.transfer = nil
+        record.info.attempts += 1
+        let runner = self.runner
+        let live = record.live
+        let hub = self.hub
+        record.task = Task {
+            let result = await runner.run(&transfer, live: live) { resumedFrom, finalURL in
+                hub.emit(.started(id, resumedFrom: resumedFrom, finalURL: finalURL))
+            }
+            self.transferEnded(id, transfer: transfer, result: result)
+        }
+        records[id] = record
+        startTickerIfNeeded()
+    }
+
+    private func transferEnded(_ id: DownloadID, transfer: TransferState, result: TransferResult) {
+        guard var record = records[id] else { return }
+        record.transfer = transfer
+        record.task = nil
+        record.info.finalURL = transfer.finalURL ?? record.info.finalURL
+        let snapshot = record.live.snapshot
+        record.info.progress.completedBytes = snapshot.completedBytes
+        record.info.progress.expectedBytes = snapshot.expectedBytes ?? record.info.progress.expectedBytes
+        let outcome: DownloadStateMachine.TransferOutcome
+        switch result {
+        case .completed(let placement, let checksums, let bytes):
+            record.info.fileURL = URL(fileURLWithPath: placement.path)
+            record.info.skipped = placement.skipped
+            record.info.verifiedChecksums = checksums
+            record.info.error = nil
+            record.info.progress = TransferProgress(completedBytes: bytes, expectedBytes: bytes)
+            // The part file and its state are spent.
+            record.transfer = nil
+            outcome = .succeeded
+        case .failed(let error):
+            record.info.error = error
+            let delay = configuration.retry.delay(
+                after: error, nextAttempt: record.info.attempts + 1, jitter: Double.random(in: 0..<1))
+            outcome = .failed(error, retryDelay: delay)
+        case .stopped:
+            outcome = .stopped
+        }
+        if case .running = record.machine.state, case .stopped = outcome {
+            // Only shutdown's own cancellation reaches a running download this way; treat
+            // it as the pause it is.
+            _ = record.machine.pause()
+        }
+        let action = record.machine.transferEnded(outcome)
+        records[id] = record
+        perform(action, for: id)
+    }
+
+    private func scheduleRetry(_ id: DownloadID, attempt: Int, delay: Duration) {
+        guard let error = records[id]?.info.error else { return }
+        hub.emit(.retrying(id, attempt: attempt, delay: delay, error: error))
+        records[id]?.retryTimer = Task {
+            do { try await Task.sleep(for: delay) } catch { return }
+            self.retryTimerFired(id)
+        }
+    }
+
+    private func retryTimerFired(_ id: DownloadID) {
+        // A timer canceled after it woke must not restart a download that was paused meanwhile.
+        guard var record = records[id], case .waitingToRetry = record.machine.state, !Task.isCancelled else { return }
+        record.retryTimer = nil
+        let action = record.machine.retryTimerFired()
+        records[id] = record
+        perform(action, for: id)
+    }
+
+    private func releaseSlot(_ id: DownloadID) {
+        guard scheduler.runningHosts[id] != nil else { return }
+        scheduler.finished(id)
+        admitQueued()
+    }
+
+    private func discard(_ id: DownloadID) {
+        guard let record = records[id] else { return }
+        let part = record.transfer?.part ?? PartFile(directory: record.info.request.directory.path, key: record.partKey)
+        part.discard()
+        records[id]?.transfer = nil
+        finish(id)
+        hub.emit(.canceled(id))
+    }
+
+    /// Bookkeeping when a download reaches a terminal state.
+    private func finish(_ id: DownloadID) {
+        guard let record = records[id], !record.isFinished else { return }
+        records[id]?.isFinished = true
+        if partKeysInUse[record.partKey] == id { partKeysInUse[record.partKey] = nil }
+        records[id]?.speed = SpeedMeter()
+        if groupOf(id) != nil { groupMemberFinished(id) }
+    }
+
+    private func wakeStopWaiters(_ id: DownloadID) {
+        guard let waiters = records[id]?.stopWaiters, !waiters.isEmpty else { return }
+        records[id]?.stopWaiters = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func groupOf(_ id: DownloadID) -> String? { records[id]?.info.group }
+}

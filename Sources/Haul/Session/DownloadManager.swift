@@ -1,0 +1,225 @@
+import Crypto
+import Foundation
+
+/// The in-process download engine: a queue, a scheduler, transfers, groups and events.
+///
+/// Add downloads (alone or as a named group), then follow `events()` or `await` a group's
+/// `completion`. Transfers run concurrently up to the configured limits; each download moves
+/// through a `DownloadStateMachine`, whose actions this actor carries out.
+///
+/// Call `shutdown()` when done (or use `withDownloadManager`): it stops running transfers with
+/// their part files and resume records kept, so a later run continues where this one stopped.
+public actor DownloadManager {
+    struct Record {
+        var info: DownloadInfo
+        var machine = DownloadStateMachine()
+        /// Nil while a transfer task owns it.
+        var transfer: TransferState?
+        let partKey: String
+        let host: String
+        let live = LiveTransfer()
+        var speed = SpeedMeter()
+        var task: Task<Void, Never>?
+        var retryTimer: Task<Void, Never>?
+        /// Counted as finished by its group (completed, failed or canceled).
+        var isFinished = false
+        /// Callers of pause/cancel waiting for the transfer to end.
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    public nonisolated let configuration: Configuration
+    let transport: HTTPTransport
+    let runner: TransferRunner
+    let hub = EventHub()
+    var scheduler: SchedulerState
+    var records: [DownloadID: Record] = [:]
+    /// Insertion order, for listing.
+    var order: [DownloadID] = []
+    var groups: [String: GroupRecord] = [:]
+    /// Part keys of unfinished downloads, so that two downloads never share a part file.
+    var partKeysInUse: [String: DownloadID] = [:]
+    var ticker: Task<Void, Never>?
+    var isShutDown = false
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        let transport = HTTPTransport(configuration: HTTPTransport.Configuration(
+            connectTimeout: configuration.connectTimeout,
+            readTimeout: configuration.readTimeout,
+            redirectLimit: configuration.redirectLimit,
+            userAgent: configuration.userAgent,
+            connectionsPerHost: configuration.maxDownloadsPerHost ?? configuration.maxConcurrentDownloads))
+        self.transport = transport
+        self.runner = TransferRunner(
+            transport: transport,
+            checkpointBytes: configuration.checkpointBytes,
+            checkpointInterval: configuration.checkpointInterval,
+            syncBeforePlacementThreshold: configuration.syncBeforePlacementThreshold)
+        self.scheduler = SchedulerState(limits: SchedulerState.Limits(
+            global: max(1, configuration.maxConcurrentDownloads),
+            perHost: configuration.maxDownloadsPerHost.map { max(1, $0) }))
+    }
+
+    /// A new stream of every event from now on. Each call is an independent subscriber.
+    public nonisolated func events() -> AsyncStream<DownloadEvent> {
+        hub.subscribe()
+    }
+
+    // MARK: Adding
+
+    /// Validates and queues one download. Throws for a bad URL, scheme, file name, header,
+    /// or a destination directory that is missing or not writable; nothing is queued then.
+    @discardableResult
+    public func add(_ request: DownloadRequest) throws(HaulError) -> DownloadID {
+        try Self.validate(request)
+        return try insert(request, group: nil)
+    }
+
+    /// Validates every request first, then queues them all as one group (or none, if any is
+    /// invalid). Adding to an existing group name extends that group.
+    @discardableResult
+    public func add(_ requests: [DownloadRequest], toGroup name: String) throws(HaulError) -> DownloadGroup {
+        for request in requests { try Self.validate(request) }
+        if groups[name] == nil { groups[name] = GroupRecord(name: name) }
+        for request in requests { _ = try insert(request, group: name) }
+        return DownloadGroup(name: name, manager: self)
+    }
+
+    /// The group with this name, if one was added.
+    public func group(named name: String) -> DownloadGroup? {
+        groups[name] == nil ? nil : DownloadGroup(name: name, manager: self)
+    }
+
+    private func insert(_ request: DownloadRequest, group: String?) throws(HaulError) -> DownloadID {
+        guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
+        var id = DownloadID.random()
+        while records[id] != nil { id = DownloadID.random() }
+        var key = Self.partKey(for: request)
+        if partKeysInUse[key] != nil { key += "-\(id)" }
+        partKeysInUse[key] = id
+        let host = request.url.host?.lowercased() ?? ""
+        records[id] = Record(info: DownloadInfo(id: id, request: request, group: group), partKey: key, host: host)
+        order.append(id)
+        if let group { groups[group]!.memberAdded(id) }
+        scheduler.enqueue(id, host: host, priority: request.priority)
+        hub.emit(.queued(id))
+        admitQueued()
+        return id
+    }
+
+    static func validate(_ request: DownloadRequest) throws(HaulError) {
+        let scheme = request.url.scheme?.lowercased() ?? ""
+        guard !scheme.isEmpty, request.url.host?.isEmpty == false || scheme != "http" && scheme != "https" else {
+            throw HaulError(.invalidURL, "'\(request.url.absoluteString)' is not a valid URL")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw HaulError(.unsupportedScheme, "'\(request.url.absoluteString)': only http and https are supported")
+        }
+        if let name = request.fileName { try FileNaming.validateUserFileName(name) }
+        for header in request.headers {
+            guard !header.name.isEmpty, !header.name.contains(where: { $0.isWhitespace || $0 == ":" }),
+                  !header.value.contains(where: \.isNewline)
+            else { throw HaulError(.invalidRequest, "invalid header '\(header.name)'") }
+        }
+        let directory = request.directory.path
+        let status = SystemCalls.directoryStatus(directory)
+        guard status.exists else { throw HaulError(.directoryNotFound, "\(directory) does not exist or is not a directory") }
+        guard status.writable else { throw HaulError(.permissionDenied, "\(directory) is not writable") }
+    }
+
+    /// Derived from the URL and the requested name, so that the same request made again (by a
+    /// new process) finds the same part file.
+    static func partKey(for request: DownloadRequest) -> String {
+        let identity = request.url.absoluteString + "\n" + (request.fileName ?? "")
+        return SHA256.hash(data: Data(identity.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
+    }
+
+    // MARK: Queries
+
+    public func info(_ id: DownloadID) -> DownloadInfo? {
+        records[id].map(currentInfo)
+    }
+
+    /// Every download this manager knows, in the order they were added.
+    public func downloads() -> [DownloadInfo] {
+        order.compactMap { records[$0].map(currentInfo) }
+    }
+
+    func currentInfo(_ record: Record) -> DownloadInfo {
+        var info = record.info
+        info.state = record.machine.publicState
+        return info
+    }
+
+    // MARK: Control
+
+    /// Stops a download, keeping its bytes and resume state; returns once it has stopped.
+    public func pause(_ id: DownloadID) async throws(HaulError) {
+        try await request(id) { $0.pause() }
+    }
+
+    /// Queues a paused (or failed) download again; it continues from its bytes when it can.
+    public func resume(_ id: DownloadID) throws(HaulError) {
+        guard var record = records[id] else { throw unknown(id) }
+        let action = record.machine.resume()
+        records[id] = record
+        if case .rejected(let error) = action { throw error }
+        perform(action, for: id)
+    }
+
+    /// Stops a download for good and deletes its part file; returns once it has stopped.
+    public func cancel(_ id: DownloadID) async throws(HaulError) {
+        try await request(id) { $0.cancel() }
+    }
+
+    private func request(_ id: DownloadID, _ event: (inout DownloadStateMachine) -> DownloadStateMachine.Action) async throws(HaulError) {
+        guard var record = records[id] else { throw unknown(id) }
+        let wasQueued = record.machine.state == .queued
+        let action = event(&record.machine)
+        records[id] = record
+        if case .rejected(let error) = action { throw error }
+        if wasQueued, record.machine.state != .queued { scheduler.dequeue(id) }
+        perform(action, for: id)
+        if case .stopTransfer = action {
+            await withCheckedContinuation { continuation in
+                records[id]?.stopWaiters.append(continuation)
+            }
+        }
+    }
+
+    /// Stops every running transfer (keeping part files and resume records), then releases
+    /// the HTTP client. Queued and paused downloads stay as they are. Idempotent.
+    public func shutdown() async {
+        guard !isShutDown else { return }
+        isShutDown = true
+        for id in order where records[id]?.machine.holdsSlot == true {
+            try? await pause(id)
+        }
+        for id in order { scheduler.dequeue(id) }
+        ticker?.cancel()
+        ticker = nil
+        await transport.shutdown()
+        hub.finish()
+    }
+
+    func unknown(_ id: DownloadID) -> HaulError {
+        HaulError(.unknownDownload, "no download with ID \(id)")
+    }
+}
+
+/// Runs `body` with a manager and always shuts it down afterwards, keeping part files of
+/// anything unfinished.
+public func withDownloadManager<T: Sendable>(
+    configuration: DownloadManager.Configuration = DownloadManager.Configuration(),
+    _ body: (DownloadManager) async throws -> T
+) async throws -> T {
+    let manager = DownloadManager(configuration: configuration)
+    do {
+        let result = try await body(manager)
+        await manager.shutdown()
+        return result
+    } catch {
+        await manager.shutdown()
+        throw error
+    }
+}

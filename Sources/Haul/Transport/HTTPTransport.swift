@@ -1,0 +1,128 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// The one HTTP client every transfer shares: connection reuse (and HTTP/2 where the server
+/// offers it) across all downloads of a manager.
+///
+/// Redirects are followed here rather than by AsyncHTTPClient, so that Haul decides what is
+/// allowed (http and https only, a bounded depth, no loops), records the final URL, and keeps
+/// the Range headers on every hop.
+final class HTTPTransport: Sendable {
+    struct Configuration: Sendable {
+        var connectTimeout: Duration
+        var readTimeout: Duration
+        var redirectLimit: Int
+        var userAgent: String
+        /// Upper bound of connections AsyncHTTPClient opens to one host. Haul's scheduler does
+        /// the real limiting; this must not be lower, or it becomes a hidden cap.
+        var connectionsPerHost: Int
+    }
+
+    /// A response whose body is still to be read.
+    struct Response: Sendable {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: HTTPClientResponse.Body
+        var finalURL: URL
+
+        func header(_ name: String) -> String? { headers.first(name: name) }
+    }
+
+    private let client: HTTPClient
+    let configuration: Configuration
+
+    init(configuration: Configuration) {
+        self.configuration = configuration
+        var clientConfiguration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: HTTPClient.Configuration.Timeout(
+                connect: .nanoseconds(Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000),
+                read: .nanoseconds(Int64(configuration.readTimeout.components.seconds) * 1_000_000_000)),
+            decompression: .disabled)
+        clientConfiguration.connectionPool = HTTPClient.Configuration.ConnectionPool(
+            idleTimeout: .seconds(60),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: max(8, configuration.connectionsPerHost))
+        clientConfiguration.httpVersion = .automatic
+        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+    }
+
+    func shutdown() async {
+        try? await client.shutdown()
+    }
+
+    /// Sends a GET and follows redirects. The caller must read or drop the returned body.
+    func get(_ url: URL, headers: [HeaderField]) async throws(HaulError) -> Response {
+        var current = url
+        var visited: Set<String> = [url.absoluteString]
+        var sendHeaders = headers
+        for _ in 0...configuration.redirectLimit {
+            let response = try await send(current, headers: sendHeaders)
+            let status = Int(response.status.code)
+            guard [301, 302, 303, 307, 308].contains(status) else {
+                return Response(status: status, headers: response.headers, body: response.body, finalURL: current)
+            }
+            // A redirect's own body is small by design; drain it so the connection can be reused.
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            guard let location = response.headers.first(name: "location"),
+                  let next = URL(string: location, relativeTo: current)?.absoluteURL
+            else {
+                throw HaulError(.unsupportedRedirect, "\(current) redirected (\(status)) without a usable Location")
+            }
+            let scheme = next.scheme?.lowercased() ?? ""
+            guard scheme == "http" || scheme == "https", next.host?.isEmpty == false else {
+                throw HaulError(.unsupportedRedirect, "\(current) redirected to \(location); only http and https are followed")
+            }
+            guard visited.insert(next.absoluteString).inserted else {
+                throw HaulError(.redirectLoop, "redirect loop: \(next) was already visited")
+            }
+            if next.host?.lowercased() != current.host?.lowercased() {
+                // Credentials are for the host they were given for.
+                sendHeaders.removeAll { ["authorization", "cookie", "proxy-authorization"].contains($0.name.lowercased()) }
+            }
+            current = next
+        }
+        throw HaulError(.tooManyRedirects, "\(url) redirected more than \(configuration.redirectLimit) times")
+    }
+
+    private func send(_ url: URL, headers: [HeaderField]) async throws(HaulError) -> HTTPClientResponse {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .GET
+        request.headers.add(name: "User-Agent", value: configuration.userAgent)
+        // Haul stores exactly the bytes of the file; an encoded body could not be resumed.
+        request.headers.add(name: "Accept-Encoding", value: "identity")
+        for field in headers {
+            if field.name.lowercased() == "user-agent" || field.name.lowercased() == "accept-encoding" {
+                request.headers.replaceOrAdd(name: field.name, value: field.value)
+            } else {
+                request.headers.add(name: field.name, value: field.value)
+            }
+        }
+        do {
+            return try await client.execute(request, deadline: .distantFuture)
+        } catch {
+            throw Self.map(error, url: url)
+        }
+    }
+
+    /// Maps AsyncHTTPClient and NIO errors to Haul's; everything network-shaped is transient.
+    static func map(_ error: any Error, url: URL) -> HaulError {
+        if let haul = error as? HaulError { return haul }
+        if error is CancellationError { return HaulError(.canceled, "the transfer of \(url) was stopped") }
+        if let client = error as? HTTPClientError {
+            switch client {
+            case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout:
+                return HaulError(.timeout, "\(url): \(client.shortDescription)")
+            case .cancelled:
+                return HaulError(.canceled, "the transfer of \(url) was stopped")
+            case .invalidURL, .emptyHost, .emptyScheme:
+                return HaulError(.invalidURL, "\(url) is not a valid URL")
+            default:
+                return HaulError(.connectionFailed, "\(url): \(client.shortDescription)")
+            }
+        }
+        return HaulError(.connectionFailed, "\(url): \(error)")
+    }
+}
