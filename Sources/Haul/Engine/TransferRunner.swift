@@ -44,7 +44,6 @@ struct TransferRunner: Sendable {
             return .completed(existing, checksums: [], bytes: 0)
         }
         consultResumeRecord(&state)
-        try state.part.open(truncatingTo: state.bytesOnDisk)
 
         var offset = state.entity?.isResumable == true ? state.bytesOnDisk : 0
         var response: HTTPTransport.Response
@@ -69,6 +68,8 @@ struct TransferRunner: Sendable {
             throw HaulError(.invalidResponse, "\(response.finalURL): \(reason)")
         case .append(let resumeOffset):
             precondition(resumeOffset == state.bytesOnDisk, "resume offset and part length disagree")
+            // Anything past the recorded offset is not trusted: cut it before appending.
+            try state.part.open(truncatingTo: state.bytesOnDisk)
             if state.hasher == nil { state.hasher = try await rebuildHasher(state) }
         case .writeFromStart:
             try state.part.open(truncatingTo: 0)

@@ -46,16 +46,16 @@ extension DownloadManager {
         case .reportCompleted:
             releaseSlot(id)
             guard let record = records[id] else { return }
-            finish(id)
             hub.emit(.completed(currentInfo(record)))
+            finish(id)
             wakeStopWaiters(id)
         case .reportFailed(let error):
             releaseSlot(id)
             records[id]?.info.error = error
             records[id]?.info.progress.bytesPerSecond = 0
             guard let record = records[id] else { return }
-            finish(id)
             hub.emit(.failed(currentInfo(record)))
+            finish(id)
         case .reportRequeued:
             guard let record = records[id] else { return }
             if record.isFinished {
@@ -154,13 +154,18 @@ extension DownloadManager {
         let part = record.transfer?.part ?? PartFile(directory: record.info.request.directory.path, key: record.partKey)
         part.discard()
         records[id]?.transfer = nil
-        finish(id)
         hub.emit(.canceled(id))
+        finish(id)
     }
 
-    /// Bookkeeping when a download reaches a terminal state.
+    /// Bookkeeping when a download reaches a terminal state, after its event was emitted (so
+    /// that a group's completion always follows its members' events).
     private func finish(_ id: DownloadID) {
-        guard let record = records[id], !record.isFinished else { return }
+        guard let record = records[id] else { return }
+        let waiters = record.finishWaiters
+        records[id]?.finishWaiters = []
+        for waiter in waiters { waiter.resume(returning: currentInfo(record)) }
+        guard !record.isFinished else { return }
         records[id]?.isFinished = true
         if partKeysInUse[record.partKey] == id { partKeysInUse[record.partKey] = nil }
         records[id]?.speed = SpeedMeter()

@@ -25,6 +25,8 @@ public actor DownloadManager {
         var isFinished = false
         /// Callers of pause/cancel waiting for the transfer to end.
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Callers of `finished(_:)` waiting for a terminal state.
+        var finishWaiters: [CheckedContinuation<DownloadInfo, Never>] = []
     }
 
     public nonisolated let configuration: Configuration
@@ -149,6 +151,16 @@ public actor DownloadManager {
         var info = record.info
         info.state = record.machine.publicState
         return info
+    }
+
+    /// Returns once the download has completed, failed or been canceled (at once if it has).
+    /// A paused download is not finished: this waits until it is resumed and ends.
+    public func finished(_ id: DownloadID) async throws(HaulError) -> DownloadInfo {
+        guard let record = records[id] else { throw unknown(id) }
+        if record.machine.publicState.isTerminal { return currentInfo(record) }
+        return await withCheckedContinuation { continuation in
+            records[id]?.finishWaiters.append(continuation)
+        }
     }
 
     // MARK: Control

@@ -1,0 +1,106 @@
+import Testing
+@testable import Haul
+
+@Suite("Download state machine")
+struct DownloadStateMachineTests {
+    let transient = HaulError(.connectionFailed, "reset")
+
+    /// A granted slot starts the first attempt, and success completes the download.
+    @Test func slotStartsFirstAttemptAndSuccessCompletes() {
+        var machine = DownloadStateMachine()
+        #expect(machine.slotGranted() == .startTransfer(attempt: 1))
+        #expect(machine.publicState == .running)
+        #expect(machine.transferEnded(.succeeded) == .reportCompleted)
+        #expect(machine.publicState == .completed)
+        #expect(!machine.holdsSlot)
+    }
+
+    /// A transient failure with a retry delay waits, keeps its slot, and the timer starts the next attempt.
+    @Test func transientFailureSchedulesRetry() {
+        var machine = DownloadStateMachine()
+        _ = machine.slotGranted()
+        #expect(machine.transferEnded(.failed(transient, retryDelay: .seconds(2))) == .scheduleRetry(attempt: 2, delay: .seconds(2)))
+        #expect(machine.publicState == .running)
+        #expect(machine.holdsSlot)
+        #expect(machine.retryTimerFired() == .startTransfer(attempt: 2))
+    }
+
+    /// A failure without a retry delay fails the download with that error.
+    @Test func permanentFailureFails() {
+        var machine = DownloadStateMachine()
+        _ = machine.slotGranted()
+        let error = HaulError(.checksumMismatch, "bad")
+        #expect(machine.transferEnded(.failed(error, retryDelay: nil)) == .reportFailed(error))
+        #expect(machine.publicState == .failed)
+    }
+
+    /// Pausing a running download stops its transfer and only reports paused once the transfer has ended.
+    @Test func pauseWaitsForTransferToEnd() {
+        var machine = DownloadStateMachine()
+        _ = machine.slotGranted()
+        #expect(machine.pause() == .stopTransfer)
+        #expect(machine.holdsSlot, "the slot is held until the transfer has really stopped")
+        #expect(machine.resume() != .reportRequeued, "cannot requeue while the old transfer may still write")
+        #expect(machine.transferEnded(.stopped) == .reportPaused)
+        #expect(machine.publicState == .paused)
+        #expect(machine.resume() == .reportRequeued)
+        #expect(machine.publicState == .queued)
+    }
+
+    /// A transfer that completes while being paused is reported completed, not paused.
+    @Test func completionRacingPauseIsCompleted() {
+        var machine = DownloadStateMachine()
+        _ = machine.slotGranted()
+        _ = machine.pause()
+        #expect(machine.transferEnded(.succeeded) == .reportCompleted)
+    }
+
+    /// Canceling a running download stops it and discards its part once it has ended.
+    @Test func cancelRunningDiscardsAfterStop() {
+        var machine = DownloadStateMachine()
+        _ = machine.slotGranted()
+        #expect(machine.cancel() == .stopTransfer)
+        #expect(machine.transferEnded(.stopped) == .discardAndReportCanceled)
+        #expect(machine.publicState == .canceled)
+    }
+
+    /// Pausing or canceling while waiting to retry cancels the timer.
+    @Test func pauseAndCancelDuringRetryWait() {
+        var paused = DownloadStateMachine(state: .waitingToRetry(attempt: 3))
+        #expect(paused.pause() == .cancelRetryAndPause)
+        var canceled = DownloadStateMachine(state: .waitingToRetry(attempt: 3))
+        #expect(canceled.cancel() == .cancelRetryAndDiscard)
+    }
+
+    /// Queued downloads pause and cancel at once, without a transfer to stop.
+    @Test func queuedPauseAndCancel() {
+        var machine = DownloadStateMachine()
+        #expect(machine.pause() == .reportPaused)
+        #expect(machine.cancel() == .discardAndReportCanceled)
+    }
+
+    /// Requests that do not fit a finished download are rejected with invalidState, not ignored.
+    @Test func finishedDownloadsRejectRequests() {
+        var completed = DownloadStateMachine(state: .completed)
+        guard case .rejected(let error) = completed.pause() else { Issue.record("pause accepted"); return }
+        #expect(error.code == .invalidState)
+        guard case .rejected = completed.resume() else { Issue.record("resume accepted"); return }
+        guard case .rejected = completed.cancel() else { Issue.record("cancel accepted"); return }
+        var canceled = DownloadStateMachine(state: .canceled)
+        guard case .rejected = canceled.resume() else { Issue.record("resume of canceled accepted"); return }
+    }
+
+    /// A failed download can be resumed (queued again) or canceled.
+    @Test func failedCanBeRetriedOrCanceled() {
+        var machine = DownloadStateMachine(state: .failed(transient))
+        #expect(machine.resume() == .reportRequeued)
+        var other = DownloadStateMachine(state: .failed(transient))
+        #expect(other.cancel() == .discardAndReportCanceled)
+    }
+
+    /// Pausing twice is harmless.
+    @Test func pauseIsIdempotent() {
+        var machine = DownloadStateMachine(state: .paused)
+        #expect(machine.pause() == DownloadStateMachine.Action.none)
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+@testable import Haul
+
+@Suite("File names")
+struct FileNamingTests {
+    /// Hostile server names are reduced to one safe component inside the directory.
+    @Test(arguments: [
+        ("../../etc/passwd", "passwd"),
+        ("/etc/passwd", "passwd"),
+        ("..\\..\\win.ini", "win.ini"),
+        ("a\u{0}b\u{7}c.txt", "abc.txt"),
+        (".bashrc", "bashrc"),
+        ("..", nil),
+        ("   ", nil),
+        ("/", nil),
+        ("ok name.zip", "ok name.zip"),
+    ] as [(String, String?)])
+    func sanitize(raw: String, expected: String?) {
+        #expect(FileNaming.sanitize(raw) == expected)
+    }
+
+    /// Content-Disposition: filename* (RFC 8187) wins over filename, quoted values are unescaped.
+    @Test func contentDisposition() {
+        #expect(FileNaming.contentDispositionName("attachment; filename=\"a \\\"b\\\".txt\"") == "a \"b\".txt")
+        #expect(FileNaming.contentDispositionName("attachment; filename=plain.txt") == "plain.txt")
+        #expect(FileNaming.contentDispositionName("attachment; filename=\"fallback.txt\"; filename*=UTF-8''na%C3%AFve.txt") == "naïve.txt")
+        #expect(FileNaming.contentDispositionName("inline") == nil)
+    }
+
+    /// The final name prefers the user's, then the server's, then the URL's, then "download".
+    @Test func resolveOrder() {
+        let url = URL(string: "http://h/dir/file.bin?x=1")!
+        #expect(FileNaming.resolveName(requested: "mine", contentDisposition: "attachment; filename=s.bin", originalURL: url, finalURL: nil) == "mine")
+        #expect(FileNaming.resolveName(requested: nil, contentDisposition: "attachment; filename=\"../s.bin\"", originalURL: url, finalURL: nil) == "s.bin")
+        #expect(FileNaming.resolveName(requested: nil, contentDisposition: "attachment; filename=\"..\"", originalURL: url, finalURL: nil) == "file.bin")
+        #expect(FileNaming.resolveName(requested: nil, contentDisposition: nil, originalURL: URL(string: "http://h/")!, finalURL: nil) == "download")
+    }
+
+    /// User-chosen names are checked, never silently changed.
+    @Test func userNames() {
+        for bad in ["", ".", "..", "a/b", "x\u{1}", ".haul-x.part", String(repeating: "a", count: 300)] {
+            #expect(throws: HaulError.self) { try FileNaming.validateUserFileName(bad) }
+        }
+        #expect(throws: Never.self) { try FileNaming.validateUserFileName("fine.txt") }
+    }
+
+    /// Long names are cut to 255 bytes keeping the extension.
+    @Test func longNames() {
+        let long = String(repeating: "é", count: 200) + ".tar"
+        let safe = FileNaming.sanitize(long)!
+        #expect(safe.utf8.count <= 255)
+        #expect(safe.hasSuffix(".tar"))
+    }
+}
+
+@Suite("Placement")
+struct PlacementTests {
+    func temporaryDirectory() throws -> String {
+        let path = NSTemporaryDirectory() + "haul-placement-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    func write(_ text: String, _ path: String) { _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) }
+    func read(_ path: String) -> String? { FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) } }
+
+    /// Numbered names keep the extension (and a .tar.* double extension).
+    @Test func numberedNames() {
+        #expect(Placement.numbered("report.pdf", 2) == "report (2).pdf")
+        #expect(Placement.numbered("data.tar.gz", 1) == "data (1).tar.gz")
+        #expect(Placement.numbered("README", 3) == "README (3)")
+    }
+
+    /// Each conflict policy does what it says and never destroys the existing file unless told to overwrite.
+    @Test func policies() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        write("old", dir + "/f.txt")
+
+        write("new1", dir + "/p1")
+        let renamed = try Placement.place(partPath: dir + "/p1", directory: dir, name: "f.txt", policy: .rename)
+        #expect(renamed.path == dir + "/f (1).txt")
+        #expect(read(dir + "/f.txt") == "old")
+        #expect(read(renamed.path) == "new1")
+
+        write("new2", dir + "/p2")
+        let skipped = try Placement.place(partPath: dir + "/p2", directory: dir, name: "f.txt", policy: .skip)
+        #expect(skipped.skipped)
+        #expect(read(dir + "/f.txt") == "old")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/p2"))
+
+        write("new3", dir + "/p3")
+        #expect(throws: HaulError.self) { try Placement.place(partPath: dir + "/p3", directory: dir, name: "f.txt", policy: .fail) }
+        #expect(read(dir + "/f.txt") == "old")
+
+        let replaced = try Placement.place(partPath: dir + "/p3", directory: dir, name: "f.txt", policy: .overwrite)
+        #expect(replaced.path == dir + "/f.txt")
+        #expect(read(dir + "/f.txt") == "new3")
+    }
+}
+
+@Suite("Checksums and IDs")
+struct ChecksumTests {
+    /// Checksums parse Haul's and aria2's spellings and reject wrong lengths and types.
+    @Test func parsing() throws {
+        let hex = String(repeating: "ab", count: 32)
+        #expect(try Checksum(parsing: "sha256=\(hex)").algorithm == .sha256)
+        #expect(try Checksum(parsing: "SHA-256=\(hex.uppercased())").hex == hex)
+        #expect(throws: HaulError.self) { try Checksum(parsing: "sha256=abc") }
+        #expect(throws: HaulError.self) { try Checksum(parsing: "crc32=\(hex)") }
+        #expect(throws: HaulError.self) { try Checksum(parsing: hex) }
+    }
+
+    /// Streaming hashes match the known digests of "abc".
+    @Test func streamingHasher() {
+        var hasher = StreamingHasher(algorithms: [.md5, .sha1, .sha256, .sha512])
+        Array("abc".utf8).withUnsafeBytes { hasher.update($0) }
+        let digests = Dictionary(uniqueKeysWithValues: hasher.finalize().map { ($0.algorithm, $0.hex) })
+        #expect(digests[.md5] == "900150983cd24fb0d6963f7d28e17f72")
+        #expect(digests[.sha1] == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        #expect(digests[.sha256] == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(digests[.sha512]?.hasPrefix("ddaf35a193617aba") == true)
+    }
+
+    /// Download IDs are 16 hex characters and round-trip.
+    @Test func downloadIDs() {
+        let id = DownloadID(rawValue: 0xab)
+        #expect(id.description == "00000000000000ab")
+        #expect(DownloadID(id.description) == id)
+        #expect(DownloadID("xyz") == nil)
+    }
+}

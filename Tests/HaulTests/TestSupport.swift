@@ -1,0 +1,88 @@
+import Crypto
+import Foundation
+import Haul
+import HaulTestServer
+
+/// Shared helpers for end-to-end tests: temporary directories, fast configurations, digests.
+enum Support {
+    static func temporaryDirectory() throws -> URL {
+        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Retries in milliseconds, frequent progress and small checkpoints, so tests stay fast.
+    static func fastConfiguration(
+        maxConcurrent: Int = 4, retries: Int = 5, checkpointBytes: Int64 = 64 * 1024
+    ) -> DownloadManager.Configuration {
+        DownloadManager.Configuration(
+            maxConcurrentDownloads: maxConcurrent,
+            retry: RetryPolicy(maxRetries: retries, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20)),
+            progressInterval: .milliseconds(20),
+            checkpointBytes: checkpointBytes,
+            checkpointInterval: .milliseconds(100),
+            connectTimeout: .seconds(5),
+            readTimeout: .seconds(10))
+    }
+
+    static func sha256(_ bytes: some Sequence<UInt8>) -> String {
+        SHA256.hash(data: Data(bytes)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func contents(_ url: URL) -> [UInt8]? {
+        FileManager.default.contents(atPath: url.path).map { Array($0) }
+    }
+
+    /// Names in a directory, sorted.
+    static func listing(_ directory: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted()
+    }
+
+    /// Haul's own part and resume files left in a directory.
+    static func leftovers(_ directory: URL) -> [String] {
+        listing(directory).filter { $0.hasPrefix(".haul-") }
+    }
+
+    static func request(_ server: TestServer, _ path: String, _ query: [String: String] = [:], in directory: URL,
+                        name: String? = nil, checksums: [Checksum] = [], policy: ConflictPolicy = .rename) -> DownloadRequest {
+        DownloadRequest(url: URL(string: server.url(path, query))!, directory: directory, fileName: name,
+                        checksums: checksums, conflictPolicy: policy)
+    }
+
+    /// Downloads one request in a fresh manager and returns its final info.
+    static func downloadOne(_ request: DownloadRequest, configuration: DownloadManager.Configuration = fastConfiguration()) async throws -> DownloadInfo {
+        try await withDownloadManager(configuration: configuration) { manager in
+            let group = try await manager.add([request], toGroup: "one")
+            let summary = await group.completion
+            return (summary.completed + summary.failed + summary.canceled)[0]
+        }
+    }
+
+    /// Waits for the first event that matches, with a timeout so that a broken engine fails
+    /// the test instead of hanging it.
+    static func firstEvent<T: Sendable>(
+        in events: AsyncStream<DownloadEvent>, timeout: Duration = .seconds(30),
+        where match: @escaping @Sendable (DownloadEvent) -> T?
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                for await event in events { if let value = match(event) { return value } }
+                return nil
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw TestFailure("timed out waiting for an event")
+            }
+            return value
+        }
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
