@@ -1,0 +1,244 @@
+import Foundation
+@testable import Haul
+import HaulTestServer
+import NIOConcurrencyHelpers
+import Testing
+
+@Suite("Manager end to end")
+struct ManagerEndToEndTests {
+    /// A group of many files completes with a summary, and never runs more than the global limit at once.
+    @Test func groupRespectsConcurrencyLimit() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let requests = (0..<40).map { n in
+                Support.request(server, "/file/f\(n).bin", ["size": "\(1000 + n * 700)", "seed": "\(n)", "rate": "200000"], in: dir)
+            }
+            try await withDownloadManager(configuration: Support.fastConfiguration(maxConcurrent: 3)) { manager in
+                let events = manager.events()
+                let watcher = Task {
+                    var running = 0
+                    var peak = 0
+                    for await event in events {
+                        switch event {
+                        case .started: running += 1; peak = max(peak, running)
+                        case .completed, .failed: running -= 1
+                        case .groupCompleted: return peak
+                        default: break
+                        }
+                    }
+                    return peak
+                }
+                let group = try await manager.add(requests, toGroup: "batch")
+                let summary = await group.completion
+                #expect(summary.succeeded)
+                #expect(summary.completed.count == 40)
+                let peak = await watcher.value
+                #expect(peak <= 3)
+                #expect(peak >= 2, "downloads must actually run concurrently")
+                let progress = await group.progress()
+                #expect(progress.completedBytes == progress.expectedBytes)
+            }
+            for n in 0..<40 {
+                #expect(Support.contents(dir.appendingPathComponent("f\(n).bin")) == TestContent.bytes(seed: UInt64(n), size: 1000 + n * 700))
+            }
+        }
+    }
+
+    /// A group's summary lists what failed and why, beside what succeeded.
+    @Test func groupSummaryReportsFailures() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
+                let group = try await manager.add([
+                    Support.request(server, "/file/ok.bin", in: dir),
+                    Support.request(server, "/file/gone", ["status": "410"], in: dir),
+                ], toGroup: "mixed")
+                let summary = await group.completion
+                #expect(summary.completed.map(\.request.url.lastPathComponent) == ["ok.bin"])
+                #expect(summary.failed.first?.error?.httpStatus == 410)
+                #expect(!summary.succeeded)
+                #expect(await manager.group(named: "mixed") != nil)
+            }
+        }
+    }
+
+    /// Every subscriber gets every state event, in order: queued, started, completed.
+    @Test func severalSubscribersSeeEveryEvent() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
+                let streams = [manager.events(), manager.events()]
+                let id = try await manager.add(Support.request(server, "/file/e.bin", in: dir))
+                for stream in streams {
+                    var kinds: [String] = []
+                    for await event in stream {
+                        switch event {
+                        case .queued(id): kinds.append("queued")
+                        case .started(id, _, _): kinds.append("started")
+                        case .completed(let info) where info.id == id: kinds.append("completed")
+                        default: break
+                        }
+                        if kinds.last == "completed" { break }
+                    }
+                    #expect(kinds == ["queued", "started", "completed"])
+                }
+            }
+        }
+    }
+
+    /// Redirects are followed and the final URL recorded; loops, too many hops and other schemes fail clearly.
+    @Test func redirects() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let target = server.url("/file/target.bin", ["size": "1234"])
+            let ok = try await Support.downloadOne(Support.request(server, "/redirect", ["n": "3", "to": target], in: dir, name: "r.bin"))
+            #expect(ok.state == .completed)
+            #expect(ok.finalURL?.absoluteString == target)
+            #expect(Support.contents(dir.appendingPathComponent("r.bin"))?.count == 1234)
+
+            let loop = try await Support.downloadOne(Support.request(server, "/loop", in: dir))
+            #expect(loop.error?.code == .redirectLoop)
+            let long = try await Support.downloadOne(Support.request(server, "/redirect", ["n": "15", "to": target], in: dir))
+            #expect(long.error?.code == .tooManyRedirects)
+            for location in ["ftp://example.invalid/x", "file:///etc/passwd"] {
+                let other = try await Support.downloadOne(Support.request(server, "/redirect-to", ["location": location], in: dir))
+                #expect(other.error?.code == .unsupportedRedirect)
+            }
+            #expect(Support.listing(dir) == ["r.bin"])
+        }
+    }
+
+    /// Hostile Content-Disposition names never escape the directory; a useless one falls back to the URL's name.
+    @Test(arguments: [
+        ("attachment; filename=\"../../escape.txt\"", "escape.txt"),
+        ("attachment; filename=\"/etc/passwd\"", "passwd"),
+        ("attachment; filename*=UTF-8''%2e%2e%2fevil.sh", "evil.sh"),
+        ("attachment; filename*=UTF-8''a%07b%1Bc%0A.txt", "abc.txt"),
+        ("attachment; filename=\"..\"", "cd.bin"),
+        ("attachment; filename=\"\"", "cd.bin"),
+    ])
+    func hostileContentDisposition(header: String, expected: String) async throws {
+        try await withTestServer { server in
+            let parent = try Support.temporaryDirectory()
+            let dir = parent.appendingPathComponent("inside")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: false)
+            let info = try await Support.downloadOne(Support.request(server, "/file/cd.bin", ["disposition": header], in: dir))
+            #expect(info.state == .completed)
+            #expect(Support.listing(dir) == [expected])
+            #expect(Support.listing(parent) == ["inside"])
+        }
+    }
+
+    /// Conflict policies: rename numbers the new file, skip and fail leave the old one, overwrite replaces it.
+    @Test func conflictPolicies() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let existing = dir.appendingPathComponent("x.bin")
+            _ = FileManager.default.createFile(atPath: existing.path, contents: Data("old".utf8))
+            let query = ["size": "100", "seed": "5"]
+            let fresh = TestContent.bytes(seed: 5, size: 100)
+
+            let renamed = try await Support.downloadOne(Support.request(server, "/file/x.bin", query, in: dir))
+            #expect(renamed.fileURL?.lastPathComponent == "x (1).bin")
+            let skipped = try await Support.downloadOne(Support.request(server, "/file/x.bin", query, in: dir, name: "x.bin", policy: .skip))
+            #expect(skipped.state == .completed)
+            #expect(skipped.skipped)
+            let failed = try await Support.downloadOne(Support.request(server, "/file/x.bin", query, in: dir, name: "x.bin", policy: .fail))
+            #expect(failed.error?.code == .fileExists)
+            #expect(Support.contents(existing) == Array("old".utf8))
+            let replaced = try await Support.downloadOne(Support.request(server, "/file/x.bin", query, in: dir, policy: .overwrite))
+            #expect(replaced.fileURL?.lastPathComponent == "x.bin")
+            #expect(Support.contents(existing) == fresh)
+            #expect(Support.leftovers(dir).isEmpty)
+        }
+    }
+
+    /// The same URL added twice is two downloads with two IDs and two files.
+    @Test func sameURLTwice() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
+                let request = Support.request(server, "/file/twice.bin", ["size": "50000", "rate": "500000"], in: dir)
+                let group = try await manager.add([request, request], toGroup: "twice")
+                let summary = await group.completion
+                #expect(summary.completed.count == 2)
+                #expect(Set(summary.completed.map(\.id)).count == 2)
+            }
+            #expect(Support.listing(dir) == ["twice (1).bin", "twice.bin"])
+        }
+    }
+
+    /// Pause keeps the part; resume continues with a range request; the result is exact.
+    @Test func pauseAndResume() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let size = 300_000
+            try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
+                let events = manager.events()
+                let id = try await manager.add(Support.request(server, "/file/p.bin", ["size": "\(size)", "seed": "9", "rate": "600000"], in: dir))
+                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                    if case .progress(id, let progress) = event, progress.completedBytes > 50_000 { return true }
+                    return nil
+                }
+                try await manager.pause(id)
+                #expect(await manager.info(id)?.state == .paused)
+                #expect(Support.leftovers(dir).contains { $0.hasSuffix(".part") })
+                await #expect(throws: HaulError.self) { try await manager.cancel(DownloadID(rawValue: 1)) }
+                try await manager.resume(id)
+                let info = try await manager.finished(id)
+                #expect(info.state == .completed)
+            }
+            #expect(Support.contents(dir.appendingPathComponent("p.bin")) == TestContent.bytes(seed: 9, size: size))
+            #expect(server.requests(forKey: "/file/p.bin").last?.header("range") != nil)
+        }
+    }
+
+    /// Cancel stops a running download, deletes its part file and reports canceled; resuming it is refused.
+    @Test func cancelDeletesPart() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
+                let events = manager.events()
+                let id = try await manager.add(Support.request(server, "/file/c.bin", ["size": "1000000", "rate": "300000"], in: dir))
+                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                    if case .progress(id, let progress) = event, progress.completedBytes > 0 { return true }
+                    return nil
+                }
+                try await manager.cancel(id)
+                #expect(await manager.info(id)?.state == .canceled)
+                await #expect(throws: HaulError.self) { try await manager.resume(id) }
+            }
+            #expect(Support.listing(dir).isEmpty)
+        }
+    }
+
+    /// Bad requests are refused before anything is queued or written.
+    @Test func validation() async throws {
+        let dir = try Support.temporaryDirectory()
+        let manager = DownloadManager(configuration: Support.fastConfiguration())
+        func code(_ request: DownloadRequest) async -> HaulError.Code? {
+            do { _ = try await manager.add(request); return nil } catch { return error.code }
+        }
+        let url = URL(string: "http://127.0.0.1:1/x")!
+        #expect(await code(DownloadRequest(url: URL(string: "ftp://h/x")!, directory: dir)) == .unsupportedScheme)
+        #expect(await code(DownloadRequest(url: URL(string: "file:///etc/passwd")!, directory: dir)) == .unsupportedScheme)
+        #expect(await code(DownloadRequest(url: URL(string: "http:///nohost")!, directory: dir)) == .invalidURL)
+        #expect(await code(DownloadRequest(url: url, directory: dir.appendingPathComponent("missing"))) == .directoryNotFound)
+        #expect(await code(DownloadRequest(url: url, directory: dir, fileName: "../x")) == .invalidFileName)
+        #expect(await code(DownloadRequest(url: url, directory: dir, headers: [HeaderField(name: "Bad Name", value: "v")])) == .invalidRequest)
+        #expect(await manager.downloads().isEmpty)
+        await manager.shutdown()
+        #expect(await code(DownloadRequest(url: url, directory: dir)) == .shutdown)
+        #expect(Support.listing(dir).isEmpty)
+    }
+
+    /// A body of unknown length (chunked) downloads fine, with no expected total while it runs.
+    @Test func unknownLength() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let info = try await Support.downloadOne(Support.request(server, "/file/ch.bin", ["size": "70000", "seed": "2", "chunked": "1"], in: dir))
+            #expect(info.state == .completed)
+            #expect(Support.contents(dir.appendingPathComponent("ch.bin")) == TestContent.bytes(seed: 2, size: 70_000))
+        }
+    }
+}
