@@ -1,0 +1,112 @@
+import Hummingbird
+import NIOCore
+
+/// How one response body is streamed: from where, how much, how fast, and how it ends.
+///
+/// All of `/file`'s body faults reduce to three numbers decided before the head is sent: how many
+/// bytes to write, whether to end by closing the connection instead of finishing the message,
+/// and an optional rate. Keeping them in one value keeps the fault logic out of the I/O loop.
+struct BodyPlan: Sendable {
+    /// What the body bytes are.
+    enum Source: Sendable {
+        /// Test content for `seed`, starting at content offset `offset` (ranges start mid-file).
+        case content(seed: UInt64, offset: Int)
+        /// A gzip stream of `size` bytes of test content for `seed`.
+        case gzip(seed: UInt64, size: Int)
+    }
+
+    var source: Source
+    /// Body bytes actually written.
+    var sendCount: Int
+    /// End by closing the connection after `sendCount` bytes (drop, or a lying Content-Length).
+    var abortsConnection: Bool
+    /// Throttle to about this many bytes per second.
+    var rate: Int?
+    /// Size of each write.
+    var chunkSize: Int
+}
+
+/// Thrown from a body writer to make Hummingbird close the connection mid-message.
+///
+/// Hummingbird has no "abort this response" call, but an error escaping the body closure
+/// propagates out of the connection's `executeThenClose`, which closes the channel. That close is
+/// immediate, though: writes NIO still holds (socket buffer full) would be discarded and the
+/// client would see fewer bytes than scripted. So before throwing, `BodyStreamer` half-closes
+/// the output with `close(mode: .output)`, which NIO completes only after every pending write
+/// has reached the socket, and then sends FIN. The client sees exactly `sendCount` bytes and then
+/// end-of-stream, short of the declared length (or without the final chunk): a broken response.
+struct ConnectionDropped: Error, Sendable {
+    var afterBytes: Int
+}
+
+/// Streams a `BodyPlan` through Hummingbird's response body writer.
+enum BodyStreamer {
+    /// A `ResponseBody` that writes `plan` on `channel` (needed to drop the connection).
+    ///
+    /// The Content-Length header is set by the caller (it may lie on purpose), so the body itself
+    /// declares no length.
+    static func body(for plan: BodyPlan, channel: any Channel) -> ResponseBody {
+        ResponseBody { writer in
+            try await self.write(plan, to: &writer)
+            if plan.abortsConnection {
+                // Wait until everything written is on the wire, then FIN; see `ConnectionDropped`.
+                try? await channel.close(mode: .output).get()
+                throw ConnectionDropped(afterBytes: plan.sendCount)
+            }
+            try await writer.finish(nil)
+        }
+    }
+
+    private static func write(_ plan: BodyPlan, to writer: inout any ResponseBodyWriter) async throws {
+        var reader = BodyReader(plan.source)
+        let allocator = ByteBufferAllocator()
+        let clock = ContinuousClock()
+        let start = clock.now
+        var sent = 0
+        while sent < plan.sendCount {
+            let count = min(plan.chunkSize, plan.sendCount - sent)
+            var buffer = allocator.buffer(capacity: count)
+            reader.read(into: &buffer, count: count)
+            try await writer.write(buffer)
+            sent += count
+            if let rate = plan.rate, sent < plan.sendCount {
+                // Pace against the start time, not per chunk, so sleep overshoot does not accumulate.
+                try await Task.sleep(until: start + .seconds(Double(sent) / Double(rate)), clock: clock)
+            }
+        }
+    }
+}
+
+/// Produces a body source's bytes sequentially into buffers.
+struct BodyReader {
+    private enum State {
+        case content(seed: UInt64, offset: Int)
+        case gzip(GzipStream)
+    }
+
+    private var state: State
+
+    init(_ source: BodyPlan.Source) {
+        switch source {
+        case .content(let seed, let offset):
+            self.state = .content(seed: seed, offset: offset)
+        case .gzip(let seed, let size):
+            self.state = .gzip(GzipStream(seed: seed, size: size))
+        }
+    }
+
+    /// Appends the next `count` bytes of the source to `buffer`.
+    mutating func read(into buffer: inout ByteBuffer, count: Int) {
+        switch self.state {
+        case .content(let seed, let offset):
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { storage in
+                TestContent.fill(UnsafeMutableRawBufferPointer(rebasing: storage[0..<count]), seed: seed, offset: offset)
+                return count
+            }
+            self.state = .content(seed: seed, offset: offset + count)
+        case .gzip(var stream):
+            _ = stream.read(into: &buffer, count: count)
+            self.state = .gzip(stream)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import NIOConcurrencyHelpers
+
+/// The server's memory, per key: how many requests it admitted, the content version, and the
+/// requests themselves.
+///
+/// Fault scripts (`status=503,200`, `dropTimes=1`, `changeAfter=2`) are keyed on "the k-th
+/// request to this key", so admitting a request (numbering it, reading its version, bumping the
+/// version when due) happens in one critical section. A lock rather than an actor keeps the
+/// public `requests(forKey:)` and `changeContent(forKey:)` synchronous, which tests prefer.
+final class ServerState: Sendable {
+    private struct KeyState {
+        var admitted = 0
+        var version = 0
+        var requests: [RecordedRequest] = []
+    }
+
+    /// What admission decided for one request.
+    struct Admission: Sendable {
+        /// 1-based position of this request among the key's requests.
+        var ordinal: Int
+        /// The content version this request is served with.
+        var version: Int
+    }
+
+    private let keys = NIOLockedValueBox([String: KeyState]())
+
+    /// Numbers a request to `key`, records it with status 0 (set later by `setStatus`), and
+    /// returns its ordinal and content version. With `changeAfter: N`, the request that makes the
+    /// count reach N is still served the old version and bumps it for everyone after.
+    func admit(key: String, request: RecordedRequest, changeAfter: Int? = nil) -> Admission {
+        self.keys.withLockedValue { keys in
+            keys[key, default: KeyState()].admitted += 1
+            keys[key]!.requests.append(request)
+            let state = keys[key]!
+            if let changeAfter, state.admitted == changeAfter {
+                keys[key]!.version += 1
+            }
+            return Admission(ordinal: state.admitted, version: state.version)
+        }
+    }
+
+    /// Fills in the status of the `ordinal`-th request to `key` once the server decided it.
+    func setStatus(_ status: Int, key: String, ordinal: Int) {
+        self.keys.withLockedValue { keys in
+            keys[key]?.requests[ordinal - 1].status = status
+        }
+    }
+
+    /// The requests admitted for `key`, in order of arrival.
+    func requests(forKey key: String) -> [RecordedRequest] {
+        self.keys.withLockedValue { $0[key]?.requests ?? [] }
+    }
+
+    /// The content version currently served for `key` (0 until it changes).
+    func version(forKey key: String) -> Int {
+        self.keys.withLockedValue { $0[key]?.version ?? 0 }
+    }
+
+    /// Bumps `key`'s content version: new bytes, new ETag, later Last-Modified.
+    func changeContent(forKey key: String) {
+        self.keys.withLockedValue { $0[key, default: KeyState()].version += 1 }
+    }
+}

@@ -1,0 +1,141 @@
+import Hummingbird
+import Logging
+import NIOCore
+
+/// An in-process HTTP server with scripted faults, for Haul's end-to-end tests and benchmarks.
+///
+/// Tests need a real socket (the engine's transport, redirects and connection handling are what
+/// is under test) but full control over what the server does, request by request. Each test
+/// starts its own server on a random port, so tests run in parallel without sharing state; the
+/// per-key state (request counters, content versions, recorded requests) lives here.
+///
+/// See `FileOptions` for the `/file` query parameters and `TestServerResponder` for the routes.
+public final class TestServer: Sendable {
+    /// The address the server is bound to, as given to `start`.
+    public let host: String
+    /// The port the server is listening on (the real one when started with port 0).
+    public let port: Int
+    private let state: ServerState
+    private let runTask: Task<Void, any Error>
+
+    private init(host: String, port: Int, state: ServerState, runTask: Task<Void, any Error>) {
+        self.host = host
+        self.port = port
+        self.state = state
+        self.runTask = runTask
+    }
+
+    deinit {
+        // A server nobody shut down must not keep its port and threads for the rest of the run.
+        self.runTask.cancel()
+    }
+
+    /// Starts on 127.0.0.1 and a random port (port 0) unless told otherwise; returns once listening.
+    ///
+    /// Logging is off unless `HAUL_TEST_SERVER_LOG_LEVEL` names a level (e.g. `debug`), so test
+    /// output and the standalone tool's stdout stay clean.
+    public static func start(host: String = "127.0.0.1", port: Int = 0) async throws -> TestServer {
+        let state = ServerState()
+        let (bound, boundContinuation) = AsyncStream<Int>.makeStream()
+        var logger = Logger(label: "HaulTestServer")
+        logger.logLevel = Environment().get("HAUL_TEST_SERVER_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .critical
+        let application = Application(
+            responder: TestServerResponder(state: state),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: port)),
+            onServerRunning: { channel in
+                boundContinuation.yield(channel.localAddress?.port ?? port)
+                boundContinuation.finish()
+            },
+            logger: logger
+        )
+        let runTask = Task {
+            defer { boundContinuation.finish() }
+            try await application.run()
+        }
+        return try await withTaskCancellationHandler {
+            for await boundPort in bound {
+                return TestServer(host: host, port: boundPort, state: state, runTask: runTask)
+            }
+            // The server stopped before it listened: surface its error (e.g. port in use).
+            try await runTask.value
+            throw TestServerError(message: "the server stopped before it was listening on \(host):\(port)")
+        } onCancel: {
+            runTask.cancel()
+        }
+    }
+
+    /// `http://127.0.0.1:PORT` (IPv6 hosts in brackets; wildcard hosts as their loopback).
+    public var baseURL: String {
+        let reachable =
+            switch self.host {
+            case "0.0.0.0": "127.0.0.1"
+            case "::": "::1"
+            default: self.host
+            }
+        return reachable.contains(":") ? "http://[\(reachable)]:\(self.port)" : "http://\(reachable):\(self.port)"
+    }
+
+    /// baseURL + path + percent-encoded query (sorted keys for stability).
+    ///
+    /// Every character but RFC 3986's unreserved ones is escaped, so hostile values such as
+    /// `disposition` headers survive the trip intact.
+    public func url(_ path: String, _ query: [String: String] = [:]) -> String {
+        let path = path.hasPrefix("/") ? path : "/" + path
+        guard !query.isEmpty else { return self.baseURL + path }
+        return self.baseURL + path + (path.contains("?") ? "&" : "?") + QueryParameters.encode(query)
+    }
+
+    /// Stops listening and closes every connection, aborting responses still in flight.
+    ///
+    /// Shutdown is by cancellation rather than graceful drain: a test that leaves a throttled or
+    /// stalled download behind must not hang waiting for it.
+    public func shutdown() async throws {
+        self.runTask.cancel()
+        if case .failure(let error) = await self.runTask.result, !(error is CancellationError) {
+            throw error
+        }
+    }
+
+    /// Requests seen for a key (the `key=` query value, else the path), in order of arrival.
+    public func requests(forKey key: String) -> [RecordedRequest] {
+        self.state.requests(forKey: key)
+    }
+
+    /// The content version currently served for a key: 0, plus one per change.
+    ///
+    /// The bytes served are `TestContent.bytes(seed: seed &+ UInt64(version), size:)`.
+    public func contentVersion(forKey key: String) -> Int {
+        self.state.version(forKey: key)
+    }
+
+    /// Bumps the content version of a key: new bytes (seed+version), new ETag and Last-Modified.
+    public func changeContent(forKey key: String) {
+        self.state.changeContent(forKey: key)
+    }
+}
+
+/// Why a test server could not start.
+public struct TestServerError: Error, CustomStringConvertible, Sendable {
+    public var message: String
+    public var description: String { self.message }
+}
+
+/// Scoped helper: starts a server, runs `body`, and always shuts the server down.
+@discardableResult
+public func withTestServer<T>(
+    host: String = "127.0.0.1",
+    port: Int = 0,
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (TestServer) async throws -> T
+) async throws -> T {
+    let server = try await TestServer.start(host: host, port: port)
+    let result: T
+    do {
+        result = try await body(server)
+    } catch {
+        try? await server.shutdown()
+        throw error
+    }
+    try await server.shutdown()
+    return result
+}

@@ -1,0 +1,78 @@
+import HTTPTypes
+import Hummingbird
+
+/// Routes requests to the test server's endpoints and records every one of them.
+///
+/// A hand-written responder instead of Hummingbird's `Router`: the routes are few and fixed,
+/// `/file/<anything>` must match any depth, and HEAD must be answered (and counted) exactly like
+/// GET without the router's implicit HEAD-from-GET. Requests are recorded under their `key=`
+/// query value, else their path, so tests can see redirect hops and retries alike.
+struct TestServerResponder: HTTPResponder {
+    typealias Context = TestServerRequestContext
+
+    let state: ServerState
+    private let file: FileEndpoint
+
+    init(state: ServerState) {
+        self.state = state
+        self.file = FileEndpoint(state: state)
+    }
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let path = request.uri.path
+        let query = QueryParameters(request.uri.query)
+        let isRead = request.method == .get || request.method == .head
+
+        if path == "/file" || path.hasPrefix("/file/") {
+            guard isRead else { return self.recorded(request, query, PlainResponse.text(.methodNotAllowed, "GET or HEAD")) }
+            return self.file.respond(to: request, context: context)
+        }
+
+        let response: Response
+        switch path {
+        case "/redirect" where isRead:
+            response = RedirectEndpoints.redirect(request, query: query)
+        case "/loop" where isRead:
+            response = RedirectEndpoints.loop(request)
+        case "/redirect-to" where isRead:
+            response = RedirectEndpoints.redirectTo(request, query: query)
+        case "/control/change":
+            // Recorded under its own path: the POST is not a request *for* the file.
+            let result = self.changeContent(request, query: query)
+            self.state.record(request, key: path, status: result.status.code)
+            return result
+        case _ where path.hasPrefix("/status/"):
+            response = Self.status(path.dropFirst("/status/".count), query: query)
+        case "/redirect", "/loop", "/redirect-to":
+            response = PlainResponse.text(.methodNotAllowed, "GET or HEAD")
+        default:
+            response = PlainResponse.text(.notFound, "error 404")
+        }
+        return self.recorded(request, query, response)
+    }
+
+    /// `POST /control/change?key=K`: bumps K's content version, so shell tests can script changes.
+    private func changeContent(_ request: Request, query: QueryParameters) -> Response {
+        guard request.method == .post else { return PlainResponse.text(.methodNotAllowed, "POST") }
+        guard let key = query["key"], !key.isEmpty else { return PlainResponse.text(.badRequest, "missing key") }
+        self.state.changeContent(forKey: key)
+        return PlainResponse.text(.noContent, "")
+    }
+
+    /// `/status/<code>`: that status with a short body (and `Retry-After` if `retryAfter=` is set).
+    private static func status(_ codeText: Substring, query: QueryParameters) -> Response {
+        guard let code = Int(codeText), (200...599).contains(code) else {
+            return PlainResponse.text(.badRequest, "invalid status")
+        }
+        var response = PlainResponse.text(.init(code: code), "status \(code)")
+        if let retryAfter = query["retryAfter"] {
+            response.headers[.retryAfter] = retryAfter
+        }
+        return response
+    }
+
+    private func recorded(_ request: Request, _ query: QueryParameters, _ response: Response) -> Response {
+        self.state.record(request, key: query["key"] ?? request.uri.path, status: response.status.code)
+        return response
+    }
+}
