@@ -52,8 +52,11 @@ struct ResumeRecord: Codable, Hashable, Sendable {
             throw HaulError(.fileSystem, "cannot encode resume state: \(error)")
         }
         let temporary = path + ".tmp"
-        guard FileManager.default.createFile(atPath: temporary, contents: data) else {
-            throw HaulError(.fileSystem, "cannot write resume state \(temporary)")
+        do {
+            // Not `.atomic`: the rename below already makes the replacement atomic.
+            try data.write(to: URL(fileURLWithPath: temporary))
+        } catch {
+            throw HaulError(.fileSystem, "cannot write resume state \(temporary): \(error)")
         }
         try SystemCalls.renameReplacing(from: temporary, to: path)
     }

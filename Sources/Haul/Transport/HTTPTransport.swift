@@ -32,6 +32,7 @@ final class HTTPTransport: Sendable {
     }
 
     private let client: HTTPClient
+    static let receiveAllocator = AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 64 * 1024, maximum: 1 << 20)
     let configuration: Configuration
 
     init(configuration: Configuration) {
@@ -46,6 +47,15 @@ final class HTTPTransport: Sendable {
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: max(8, configuration.connectionsPerHost))
         clientConfiguration.httpVersion = .automatic
+        // NIO reads at most 64 KiB per read by default; every read is a hop from the event loop
+        // to the transfer task. Reading up to 1 MiB when that much is waiting cuts the hops
+        // (and the system calls) of a fast download by an order of magnitude.
+        clientConfiguration.http1_1ConnectionDebugInitializer = { channel in
+            channel.setOption(ChannelOptions.recvAllocator, value: Self.receiveAllocator)
+        }
+        clientConfiguration.http2ConnectionDebugInitializer = { channel in
+            channel.setOption(ChannelOptions.recvAllocator, value: Self.receiveAllocator)
+        }
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
     }
 
