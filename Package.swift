@@ -73,7 +73,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HaulCLITests",
-            dependencies: ["HaulCLI", "HaulTestServer"]
+            dependencies: [
+                "HaulCLI", "HaulTestServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -41,7 +41,7 @@ struct ServerTests {
         }
     }
 
-    /// Shutdown aborts a throttled download in flight promptly, and the port stops accepting connections.
+    /// Shutdown aborts a throttled download in flight promptly.
     @Test func shutdownAbortsInFlightResponses() async throws {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
         let server = try await TestServer.start()
@@ -64,8 +64,8 @@ struct ServerTests {
         #expect(failed)
         #expect(received < 1_000_000)
         #expect(clock.now - start < .seconds(5))
-        // A raw connect, because AsyncHTTPClient retries refused connections until its timeout.
-        #expect(throws: RawHTTP.Failure.self) { try RawHTTP.openConnection(port: server.port) }
+        // Whether the port then refuses connections is not checked: under parallel tests another
+        // test's server may already have been given the same ephemeral port.
         try await client.shutdown()
     }
 }

@@ -242,3 +242,43 @@ struct ManagerEndToEndTests {
         }
     }
 }
+
+@Suite("Manager shutdown")
+struct ManagerShutdownTests {
+    /// Shutdown answers everyone awaiting a group or a download, listing what did not finish, and keeps the part files.
+    @Test func shutdownReleasesWaiters() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let manager = DownloadManager(configuration: Support.fastConfiguration())
+            let events = manager.events()
+            let group = try await manager.add([Support.request(server, "/file/slow.bin", ["size": "2000000", "rate": "200000"], in: dir)], toGroup: "g")
+            let id = try #require(await group.downloads().first?.id)
+            async let summary = group.completion
+            async let single = manager.finished(id)
+            _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                if case .progress(id, let progress) = event, progress.completedBytes > 0 { return true }
+                return nil
+            }
+            await manager.shutdown()
+            let (groupResult, info) = await (summary, try single)
+            #expect(groupResult.unfinished.map(\.id) == [id])
+            #expect(!groupResult.succeeded)
+            #expect(info.state == .paused)
+            #expect(Support.leftovers(dir).contains { $0.hasSuffix(".part") })
+        }
+    }
+
+    /// A refused connection fails at once (no long connect wait) when retries are off.
+    @Test func refusedConnectionFailsFast() async throws {
+        let dir = try Support.temporaryDirectory()
+        // Port 9 (discard) is not served on this machine's loopback.
+        let request = DownloadRequest(url: URL(string: "http://127.0.0.1:9/x")!, directory: dir)
+        let clock = ContinuousClock()
+        let start = clock.now
+        var configuration = Support.fastConfiguration(retries: 0)
+        configuration.connectTimeout = .seconds(60)
+        let info = try await Support.downloadOne(request, configuration: configuration)
+        #expect(info.error?.code == .connectionFailed)
+        #expect(clock.now - start < .seconds(30), "the 60 s connect timeout must not be waited out")
+    }
+}

@@ -10,7 +10,8 @@ public struct DownloadGroup: Sendable, Hashable {
     let manager: DownloadManager
 
     /// Returns once every member has finished (completed, failed or canceled), with what
-    /// succeeded and what failed and why. Returns at once if that is already so.
+    /// succeeded and what failed and why. Returns at once if that is already so. If the
+    /// manager shuts down first, returns then, with the rest in `GroupSummary.unfinished`.
     public var completion: GroupSummary {
         get async { await manager.groupCompletion(name) }
     }
@@ -50,7 +51,7 @@ struct GroupRecord: Sendable {
 
 extension DownloadManager {
     func groupCompletion(_ name: String) async -> GroupSummary {
-        guard let group = groups[name], group.unfinished > 0 else { return summary(of: name) }
+        guard let group = groups[name], group.unfinished > 0, !isShutDown else { return summary(of: name) }
         return await withCheckedContinuation { continuation in
             groups[name]?.waiters.append(continuation)
         }
@@ -76,6 +77,21 @@ extension DownloadManager {
         for waiter in waiters { waiter.resume(returning: summary) }
     }
 
+    /// At shutdown nothing will finish any more: answer everyone still waiting.
+    func releaseAllWaiters() {
+        for name in groups.keys.sorted() {
+            guard let waiters = groups[name]?.waiters, !waiters.isEmpty else { continue }
+            groups[name]?.waiters = []
+            let summary = summary(of: name)
+            for waiter in waiters { waiter.resume(returning: summary) }
+        }
+        for id in order {
+            guard let record = records[id], !record.finishWaiters.isEmpty else { continue }
+            records[id]?.finishWaiters = []
+            for waiter in record.finishWaiters { waiter.resume(returning: currentInfo(record)) }
+        }
+    }
+
     func groupMemberReopened(_ id: DownloadID) {
         guard let name = groupOf(id) else { return }
         groups[name]?.unfinished += 1
@@ -87,7 +103,8 @@ extension DownloadManager {
             name: name,
             completed: members.filter { $0.state == .completed },
             failed: members.filter { $0.state == .failed },
-            canceled: members.filter { $0.state == .canceled })
+            canceled: members.filter { $0.state == .canceled },
+            unfinished: members.filter { !$0.state.isTerminal })
     }
 
     /// Sums progress; the expected total is known only when every member's is.

@@ -154,10 +154,11 @@ public actor DownloadManager {
     }
 
     /// Returns once the download has completed, failed or been canceled (at once if it has).
-    /// A paused download is not finished: this waits until it is resumed and ends.
+    /// A paused download is not finished: this waits until it is resumed and ends, or until
+    /// the manager shuts down (then the returned state is not terminal).
     public func finished(_ id: DownloadID) async throws(HaulError) -> DownloadInfo {
         guard let record = records[id] else { throw unknown(id) }
-        if record.machine.publicState.isTerminal { return currentInfo(record) }
+        if record.machine.publicState.isTerminal || isShutDown { return currentInfo(record) }
         return await withCheckedContinuation { continuation in
             records[id]?.finishWaiters.append(continuation)
         }
@@ -208,6 +209,7 @@ public actor DownloadManager {
             try? await pause(id)
         }
         for id in order { scheduler.dequeue(id) }
+        releaseAllWaiters()
         ticker?.cancel()
         ticker = nil
         await transport.shutdown()

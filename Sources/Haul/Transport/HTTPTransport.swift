@@ -46,6 +46,9 @@ final class HTTPTransport: Sendable {
         clientConfiguration.connectionPool = HTTPClient.Configuration.ConnectionPool(
             idleTimeout: .seconds(60),
             concurrentHTTP1ConnectionsPerHostSoftLimit: max(8, configuration.connectionsPerHost))
+        // AsyncHTTPClient would otherwise retry a refused connection until the connect timeout;
+        // Haul's own retry policy (with backoff, and counted) decides instead.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
         clientConfiguration.httpVersion = .automatic
         // NIO reads at most 64 KiB per read by default; every read is a hop from the event loop
         // to the transfer task. Reading up to 1 MiB when that much is waiting cuts the hops

@@ -1,0 +1,87 @@
+import Foundation
+import Haul
+
+/// The downloads one `haul get` asks for: command-line URLs and input-file entries turned into
+/// `DownloadRequest`s, with every usage rule checked before anything touches the network.
+///
+/// Checks that need the file system or the library's own rules (directory exists, file name
+/// safe, URL scheme) are left to `DownloadManager.add`, which validates the whole batch before
+/// queueing any of it; doing them once, there, keeps the CLI and the library in agreement.
+struct DownloadPlan: Sendable {
+    /// Where `request.metadata` keeps the directory as the user wrote it, so that messages show
+    /// `downloads/a.iso` rather than an absolute path.
+    static let displayDirectoryKey = "haul.cli.directory"
+
+    var requests: [DownloadRequest]
+
+    /// The options that shape every request.
+    struct Options: Sendable {
+        var directory = "."
+        var outputName: String?
+        var checksums: [String] = []
+        var headers: [String] = []
+        var conflictPolicy = ConflictPolicy.rename
+    }
+
+    init(urls: [String], input: [InputEntry], options: Options) throws(CommandFailure) {
+        let total = urls.count + input.count
+        guard total > 0 else {
+            throw .usage("no URLs given; pass them as arguments or with -i FILE")
+        }
+        if options.outputName != nil, total != 1 {
+            throw .usage("-o/--output names one file, but \(total) URLs were given; use out= lines in an input file instead")
+        }
+        if !options.checksums.isEmpty, total != 1 {
+            throw .usage("--checksum applies to one URL, but \(total) were given; use checksum= lines in an input file instead")
+        }
+        let sharedHeaders = try options.headers.map { text throws(CommandFailure) in try Self.header(text, at: "--header") }
+        let sharedChecksums = try options.checksums.map { text throws(CommandFailure) in try Self.checksum(text, at: "--checksum") }
+
+        var requests: [DownloadRequest] = []
+        requests.reserveCapacity(total)
+        for url in urls {
+            requests.append(try Self.request(
+                url: url, at: "argument", directory: options.directory, name: options.outputName,
+                headers: sharedHeaders, checksums: sharedChecksums, conflictPolicy: options.conflictPolicy))
+        }
+        for entry in input {
+            let place = "input line \(entry.line)"
+            let headers = try sharedHeaders + entry.headers.map { text throws(CommandFailure) in try Self.header(text, at: place) }
+            let checksums = try sharedChecksums + entry.checksums.map { text throws(CommandFailure) in try Self.checksum(text, at: place) }
+            requests.append(try Self.request(
+                url: entry.url, at: place, directory: entry.directory ?? options.directory,
+                name: entry.outputName ?? options.outputName, headers: headers, checksums: checksums,
+                conflictPolicy: options.conflictPolicy))
+        }
+        self.requests = requests
+    }
+
+    private static func request(
+        url text: String, at place: String, directory: String, name: String?, headers: [HeaderField],
+        checksums: [Checksum], conflictPolicy: ConflictPolicy
+    ) throws(CommandFailure) -> DownloadRequest {
+        guard let url = URL(string: text), url.scheme != nil else {
+            throw .usage("'\(text)' (\(place)) is not a valid URL")
+        }
+        return DownloadRequest(
+            url: url,
+            directory: URL(fileURLWithPath: directory, isDirectory: true),
+            fileName: name,
+            headers: headers,
+            checksums: checksums,
+            conflictPolicy: conflictPolicy,
+            metadata: [displayDirectoryKey: directory])
+    }
+
+    private static func header(_ text: String, at place: String) throws(CommandFailure) -> HeaderField {
+        do { return try HeaderField(parsing: text) } catch {
+            throw .usage("\(place): \(error.message)")
+        }
+    }
+
+    private static func checksum(_ text: String, at place: String) throws(CommandFailure) -> Checksum {
+        do { return try Checksum(parsing: text) } catch {
+            throw .usage("\(place): \(error.message)")
+        }
+    }
+}

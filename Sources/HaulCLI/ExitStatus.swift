@@ -1,0 +1,42 @@
+/// The exit statuses of `haul get`: one per kind of failure, so that scripts can react to what
+/// went wrong (retry later on a network error, give up on a 404, alert on a checksum mismatch)
+/// without parsing messages.
+///
+/// Which `HaulError` code leads to which status is in `ExitStatus+HaulError.swift`.
+enum ExitStatus: Int32, CaseIterable, Sendable {
+    case success = 0
+    case failure = 1
+    case usage = 2
+    case destination = 3
+    case network = 4
+    case httpStatus = 5
+    case checksumMismatch = 6
+    case serverMisbehaved = 7
+    case fileExists = 8
+    case redirect = 9
+    case interrupted = 130
+    case terminated = 143
+
+    /// One line for `haul get --help` and the README.
+    var meaning: String {
+        switch self {
+        case .success: "all downloads completed (skipped files count as completed)"
+        case .failure: "failures of different kinds, or an unexpected error"
+        case .usage: "usage: bad option, URL, scheme, checksum or input file"
+        case .destination: "destination: directory missing or not writable, disk full"
+        case .network: "network: connection failed or timed out"
+        case .httpStatus: "the server answered with an HTTP error status"
+        case .checksumMismatch: "checksum mismatch: the bytes are not the expected ones"
+        case .serverMisbehaved: "the server misbehaved: wrong length or unusable response"
+        case .fileExists: "the file exists and --conflict is fail"
+        case .redirect: "redirect problem: too many, a loop, or an unsupported target"
+        case .interrupted: "interrupted by SIGINT (Ctrl-C); part files are kept"
+        case .terminated: "stopped by SIGTERM; part files are kept"
+        }
+    }
+
+    /// The status a process conventionally reports after being stopped by `signal` (128 + N).
+    static func stopped(by signal: Int32) -> ExitStatus {
+        ExitStatus(rawValue: 128 + signal) ?? .interrupted
+    }
+}

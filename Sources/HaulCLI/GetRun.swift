@@ -1,0 +1,104 @@
+import Foundation
+import Haul
+
+/// One run of `haul get`: adds the plan to a `DownloadManager` as one group, shows the events,
+/// waits for the group to complete or for SIGINT/SIGTERM, shuts the manager down, and decides
+/// the exit status.
+///
+/// Everything the run waits for (manager events, signals, the end of the event stream) is
+/// merged into one stream read by a single loop, so the reporter is only ever touched by that
+/// loop and the order of output is the order of events.
+struct GetRun: Sendable {
+    static let groupName = "haul get"
+    static let interruptedMessage = "interrupted: part files kept; run the same command again to continue"
+
+    let plan: DownloadPlan
+    let configuration: DownloadManager.Configuration
+    let mode: OutputMode
+
+    private enum Input: Sendable {
+        case download(DownloadEvent)
+        case signal(Int32)
+        /// The manager's event stream ended: it has shut down and every event was delivered.
+        case eventsEnded
+    }
+
+    func run() async -> ExitStatus {
+        let (inputs, feed) = AsyncStream<Input>.makeStream()
+        // Watch before anything starts, so that an early Ctrl-C still stops cleanly.
+        let signals = SignalWatcher([SIGINT, SIGTERM]) { feed.yield(.signal($0)) }
+        defer { signals.stop() }
+
+        let manager = DownloadManager(configuration: configuration)
+        // Subscribe before adding, so that no event of the batch is missed.
+        let events = manager.events()
+        let group: DownloadGroup
+        do {
+            group = try await manager.add(plan.requests, toGroup: Self.groupName)
+        } catch {
+            // The whole batch was validated first: nothing was queued or written.
+            await manager.shutdown()
+            StandardStream.error.writeLine("haul: error: \(error.message)")
+            return ExitStatus(for: error)
+        }
+        let catalog = DownloadCatalog(await group.downloads())
+        let reporter = mode.makeReporter(catalog: catalog)
+        let forwarder = Task {
+            for await event in events { feed.yield(.download(event)) }
+            feed.yield(.eventsEnded)
+        }
+
+        var tally = RunTally(total: catalog.count)
+        var completion: GroupSummary?
+        var interruption: Int32?
+        var shutdown: Task<Void, Never>?
+        loop: for await input in inputs {
+            switch input {
+            case .download(let event):
+                tally.record(event)
+                reporter.handle(event, tally: tally)
+                if case .groupCompleted(let summary) = event, completion == nil, interruption == nil {
+                    completion = summary
+                    shutdown = Task { await manager.shutdown() }
+                }
+            case .signal(let number):
+                if interruption != nil {
+                    // A second signal: the user will not wait for the transfers to checkpoint.
+                    // The part files stay; the resume records hold the last checkpoint.
+                    StandardStream.error.writeLine("\n" + Self.interruptedMessage)
+                    exit(ExitStatus.stopped(by: number).rawValue)
+                }
+                // After the group completed, the run is ending anyway and its result stands.
+                guard completion == nil else { continue }
+                interruption = number
+                // shutdown() pauses every transfer, which checkpoints its part file.
+                shutdown = Task { await manager.shutdown() }
+            case .eventsEnded:
+                break loop
+            }
+        }
+        await shutdown?.value
+        await forwarder.value
+
+        let status: ExitStatus
+        if let interruption {
+            status = .stopped(by: interruption)
+        } else if let completion {
+            status = Self.status(of: completion)
+        } else {
+            status = .failure
+        }
+        reporter.finish(RunOutcome(tally: tally, status: status, interruptedBy: interruption, elapsed: tally.elapsed))
+        if interruption != nil {
+            StandardStream.error.writeLine(Self.interruptedMessage)
+        }
+        return status
+    }
+
+    /// Success when everything completed (skips included); otherwise the failures' kind.
+    static func status(of summary: GroupSummary) -> ExitStatus {
+        let status = ExitStatus(forFailures: summary.failed.map { $0.error ?? HaulError(.invalidState, "failed without a reason") })
+        if status == .success, !summary.canceled.isEmpty { return .failure }
+        return status
+    }
+}

@@ -1,0 +1,33 @@
+import ArgumentParser
+import Haul
+
+/// The `haul` tool. `get` is the first subcommand; the daemon client commands (`daemon`,
+/// `add`, `ls`, …) join it later.
+@main
+struct HaulCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "haul",
+        abstract: "A download manager that resumes correctly.",
+        version: HaulVersion.current,
+        subcommands: [GetCommand.self])
+
+    /// ArgumentParser's own `main`, except that argument errors exit with 2, not 64: Haul
+    /// documents 2 for every usage error, like curl, grep and most Unix tools, and scripts
+    /// should not need to know which layer noticed the mistake.
+    static func main() async {
+        do {
+            var command = try await asyncParseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                StandardStream.error.writeLine(fullMessage(for: error))
+                exit(withError: ExitCode(ExitStatus.usage.rawValue))
+            }
+            exit(withError: error)
+        }
+    }
+}

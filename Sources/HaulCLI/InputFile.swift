@@ -1,0 +1,74 @@
+import Foundation
+
+/// One download listed in an input file (`-i`), with the aria2-style options indented below it.
+struct InputEntry: Sendable, Hashable {
+    var url: String
+    /// 1-based line of the URL, for messages.
+    var line: Int
+    /// `out=NAME`
+    var outputName: String?
+    /// `dir=DIR`
+    var directory: String?
+    /// `checksum=TYPE=HEX`, unparsed.
+    var checksums: [String] = []
+    /// `header=Name: value`, unparsed.
+    var headers: [String] = []
+}
+
+/// Parses aria2's input-file format, so that lists written for `aria2c -i` work unchanged:
+///
+/// ```
+/// # comment
+/// https://example.com/a.iso
+///   out=debian.iso
+///   checksum=sha-256=9f86d0…
+/// https://example.com/b.bin
+/// ```
+///
+/// A line starting with whitespace is an option for the URL above it. Unknown options are
+/// errors rather than silently ignored: a typo must not download the wrong thing.
+enum InputFile {
+    /// The options Haul understands on indented lines.
+    static let optionNames = ["out", "dir", "checksum", "header"]
+
+    /// `source` names the file in messages (`-` for standard input).
+    static func parse(_ text: String, source: String) throws(CommandFailure) -> [InputEntry] {
+        var entries: [InputEntry] = []
+        // Split on Characters that are newlines: "\r\n" is one Character in Swift, so files
+        // written on Windows split correctly too.
+        for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            let lineNumber = index + 1
+            let content = line.trimmingCharacters(in: .whitespaces)
+            if content.isEmpty || content.hasPrefix("#") { continue }
+            let location = "\(source):\(lineNumber)"
+            if line.first?.isWhitespace == true {
+                guard !entries.isEmpty else {
+                    throw .usage("\(location): option '\(content)' comes before any URL")
+                }
+                try apply(option: content, to: &entries[entries.count - 1], at: location)
+            } else {
+                guard !content.contains(where: \.isWhitespace) else {
+                    throw .usage("\(location): one URL per line (mirrors separated by tabs are not supported): '\(content)'")
+                }
+                entries.append(InputEntry(url: content, line: lineNumber))
+            }
+        }
+        return entries
+    }
+
+    private static func apply(option: String, to entry: inout InputEntry, at location: String) throws(CommandFailure) {
+        guard let equals = option.firstIndex(of: "=") else {
+            throw .usage("\(location): an option is written name=value, got '\(option)'")
+        }
+        let name = option[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+        let value = option[option.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        switch name {
+        case "out": entry.outputName = value
+        case "dir": entry.directory = value
+        case "checksum": entry.checksums.append(value)
+        case "header": entry.headers.append(value)
+        default:
+            throw .usage("\(location): unknown option '\(name)'; Haul understands \(optionNames.joined(separator: ", "))")
+        }
+    }
+}

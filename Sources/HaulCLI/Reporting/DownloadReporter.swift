@@ -1,0 +1,39 @@
+import Haul
+
+/// Shows a run's events to the user in one of the output modes.
+///
+/// Reporters are owned by the run loop's task and called from it only, one event at a time,
+/// so they keep plain mutable state without locks.
+protocol DownloadReporter: AnyObject {
+    /// Called for every event, after `tally` has counted it.
+    func handle(_ event: DownloadEvent, tally: RunTally)
+    /// Called once, after the manager has shut down and every event was handled.
+    func finish(_ outcome: RunOutcome)
+}
+
+/// The output modes of `haul get`.
+enum OutputMode: Sendable, Hashable {
+    /// Live progress redrawn in place: stdout is a terminal.
+    case terminal
+    /// One line per finished download and a summary: stdout is a pipe or file.
+    case plain
+    /// Errors only (`-q`).
+    case quiet
+    /// One JSON object per event (`--json`).
+    case json
+
+    static func choose(quiet: Bool, json: Bool, stdoutIsTerminal: Bool) -> OutputMode {
+        if json { return .json }
+        if quiet { return .quiet }
+        return stdoutIsTerminal ? .terminal : .plain
+    }
+
+    func makeReporter(catalog: DownloadCatalog) -> any DownloadReporter {
+        switch self {
+        case .terminal: TerminalProgressReporter(catalog: catalog, columns: StandardStream.output.columns)
+        case .plain: PlainReporter(catalog: catalog, quiet: false)
+        case .quiet: PlainReporter(catalog: catalog, quiet: true)
+        case .json: JSONEventReporter(catalog: catalog)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Haul
+
+/// Output for pipes, files and `-q`: one line per finished download and a summary, no
+/// escape sequences, nothing that needs redrawing.
+///
+/// Successes go to stdout (`done PATH (N bytes)`, `skipped PATH`); failures and retries go to
+/// stderr, so that `haul get … > list` keeps the list clean. `-q` keeps only the failures.
+final class PlainReporter: DownloadReporter {
+    private let catalog: DownloadCatalog
+    private let quiet: Bool
+
+    init(catalog: DownloadCatalog, quiet: Bool) {
+        self.catalog = catalog
+        self.quiet = quiet
+    }
+
+    func handle(_ event: DownloadEvent, tally: RunTally) {
+        switch event {
+        case .completed(let info):
+            guard !quiet else { return }
+            let path = catalog.displayPath(of: info.id, fileURL: info.fileURL)
+            StandardStream.output.writeLine(Self.completedLine(info, path: path))
+        case .failed(let info):
+            StandardStream.error.writeLine(Self.failedLine(info, url: catalog.url(of: info.id)))
+        case .retrying(let id, let attempt, let delay, let error):
+            guard !quiet else { return }
+            StandardStream.error.writeLine(Self.retryingLine(url: catalog.url(of: id), attempt: attempt, delay: delay, error: error))
+        default:
+            break
+        }
+    }
+
+    func finish(_ outcome: RunOutcome) {
+        guard !quiet else { return }
+        StandardStream.output.writeLine(Self.summaryLine(outcome))
+    }
+
+    // MARK: Lines shared with the terminal reporter
+
+    static func completedLine(_ info: DownloadInfo, path: String) -> String {
+        info.skipped ? "skipped \(path)" : "done \(path) (\(info.progress.completedBytes) bytes)"
+    }
+
+    static func failedLine(_ info: DownloadInfo, url: String) -> String {
+        "failed \(url): \(info.error?.message ?? "unknown error")"
+    }
+
+    static func retryingLine(url: String, attempt: Int, delay: Duration, error: HaulError) -> String {
+        "retrying \(url) in \(HumanReadable.seconds(delay)) (attempt \(attempt)): \(error.message)"
+    }
+
+    /// `finished: 3 done (1 skipped), 1 failed of 4; 12.0 MiB in 1.25 s`
+    static func summaryLine(_ outcome: RunOutcome) -> String {
+        let tally = outcome.tally
+        let verb = outcome.interruptedBy == nil ? "finished" : "interrupted"
+        var counts = "\(tally.completed) done"
+        if tally.skipped > 0 { counts += " (\(tally.skipped) skipped)" }
+        counts += ", \(tally.failed) failed"
+        let unfinished = tally.total - tally.finished
+        if unfinished > 0 { counts += ", \(unfinished) unfinished" }
+        return "\(verb): \(counts) of \(tally.total); \(HumanReadable.bytes(tally.completedBytes)) in \(HumanReadable.seconds(outcome.elapsed))"
+    }
+}

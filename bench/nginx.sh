@@ -1,0 +1,52 @@
+# Helpers to serve a directory with nginx on 127.0.0.1 only. Source this file.
+# nginx_start ROOT PORT [EXTRA_LOCATION_CONFIG] → starts nginx in the background, sets NGINX_DIR.
+nginx_start() {
+    local root=$1 port=$2 extra=${3:-}
+    NGINX_DIR=$(mktemp -d /tmp/haul-nginx.XXXXXX)
+    cat > "$NGINX_DIR/nginx.conf" <<CONF
+worker_processes 2;
+pid $NGINX_DIR/nginx.pid;
+error_log $NGINX_DIR/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 100000;
+    default_type application/octet-stream;
+    client_body_temp_path $NGINX_DIR/body;
+    proxy_temp_path $NGINX_DIR/proxy;
+    fastcgi_temp_path $NGINX_DIR/fastcgi;
+    uwsgi_temp_path $NGINX_DIR/uwsgi;
+    scgi_temp_path $NGINX_DIR/scgi;
+    server {
+        listen 127.0.0.1:$port;
+        root $root;
+        $extra
+    }
+}
+CONF
+    nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" || return 1
+    for _ in $(seq 1 50); do
+        curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
+        sleep 0.1
+    done
+    echo "nginx did not start" >&2; return 1
+}
+
+nginx_stop() {
+    [ -n "${NGINX_DIR:-}" ] && [ -f "$NGINX_DIR/nginx.pid" ] && kill "$(cat "$NGINX_DIR/nginx.pid")" 2>/dev/null || true
+}
+
+# A free TCP port on 127.0.0.1.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+ensure_peers() {
+    local missing=()
+    for tool in nginx curl aria2c; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+    if [ ${#missing[@]} -gt 0 ]; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx curl aria2 >/dev/null
+    fi
+}
