@@ -1,0 +1,184 @@
+import Foundation
+import GRDB
+
+/// The columns of the `download` table, in the order the store's statements bind and read them.
+///
+/// One enum drives the INSERT's column list, the SELECT's column list, the bound values and the
+/// decoded fields, so that they cannot drift apart: adding a column means adding a case, and
+/// the compiler then asks for its value and its decoding.
+enum DownloadColumn: Int, CaseIterable {
+    case id, session, groupName, position, priority, state, url, directory, fileName
+    case headers, checksums, metadata, conflictPolicy, partKey, finalURL, validator
+    case expectedLength, durableOffset, placement, filePath, fileSize, fileModified, skipped
+    case verifiedChecksums, error, attempts, createdAt, updatedAt
+
+    var name: String { String(describing: self) }
+
+    /// `allCases`, built once (the synthesized property builds a new array at each call).
+    static let all = allCases
+
+    private static let columnList = allCases.map(\.name).joined(separator: ", ")
+
+    /// Inserts a download, or updates every column of the row with the same ID.
+    ///
+    /// An upsert rather than `INSERT OR REPLACE`: REPLACE deletes the old row first, and the
+    /// delete would cascade to the download's segments.
+    static let upsertSQL: String = {
+        let placeholders = Array(repeating: "?", count: allCases.count).joined(separator: ", ")
+        let updates = allCases.filter { $0 != .id }.map { "\($0.name) = excluded.\($0.name)" }
+        return """
+            INSERT INTO download (\(columnList)) VALUES (\(placeholders))
+            ON CONFLICT (id) DO UPDATE SET \(updates.joined(separator: ", "))
+            """
+    }()
+
+    /// Selects every column, in case order; append a WHERE / ORDER BY clause.
+    static let selectSQL = "SELECT \(columnList) FROM download"
+}
+
+/// Turns downloads into statement arguments for `DownloadColumn.upsertSQL`. Create one per batch.
+struct DownloadRowEncoder {
+    private let json = JSONColumns()
+
+    func arguments(for download: StoredDownload) throws -> StatementArguments {
+        var values: [(any DatabaseValueConvertible)?] = []
+        values.reserveCapacity(DownloadColumn.all.count)
+        for column in DownloadColumn.all {
+            values.append(try value(of: column, in: download, request: download.request))
+        }
+        // The existential overload: GRDB's generic one maps through a key path, which is
+        // not specialized across modules and costs more than the rest of the row.
+        return StatementArguments(values)
+    }
+
+    private func value(
+        of column: DownloadColumn, in download: borrowing StoredDownload, request: borrowing DownloadRequest
+    ) throws -> DatabaseValue {
+        switch column {
+        case .id: return Int64(bitPattern: download.id.rawValue).databaseValue
+        case .session: return download.session.databaseValue
+        case .groupName: return download.group.databaseValue
+        case .position: return download.position.databaseValue
+        case .priority: return request.priority.databaseValue
+        case .state: return download.state.rawValue.databaseValue
+        case .url: return request.url.absoluteString.databaseValue
+        case .directory: return StoredURL.directoryText(request.directory).databaseValue
+        case .fileName: return request.fileName.databaseValue
+        case .headers: return try json.encode(headers: request.headers).databaseValue
+        case .checksums: return try json.encode(checksums: request.checksums).databaseValue
+        case .metadata: return try json.encode(metadata: request.metadata).databaseValue
+        case .conflictPolicy: return request.conflictPolicy.rawValue.databaseValue
+        case .partKey: return download.partKey.databaseValue
+        case .finalURL: return download.finalURL?.absoluteString.databaseValue ?? .null
+        case .validator: return try json.encode(validator: download.validator).databaseValue
+        case .expectedLength: return download.expectedLength.databaseValue
+        case .durableOffset: return download.durableOffset.databaseValue
+        case .placement: return try json.encode(optional: download.placement).databaseValue
+        case .filePath: return download.filePath.databaseValue
+        case .fileSize: return download.fileSize.databaseValue
+        case .fileModified: return StoredDate.value(download.fileModified)
+        case .skipped: return download.skipped.databaseValue
+        case .verifiedChecksums: return try json.encode(checksums: download.verifiedChecksums).databaseValue
+        case .error: return try json.encode(optional: download.error).databaseValue
+        case .attempts: return download.attempts.databaseValue
+        case .createdAt: return StoredDate.value(download.createdAt)
+        case .updatedAt: return StoredDate.value(download.updatedAt)
+        }
+    }
+}
+
+/// Turns rows selected with `DownloadColumn.selectSQL` back into downloads. Create one per read.
+struct DownloadRowDecoder {
+    private let json = JSONColumns()
+
+    /// Throws `StoredRowError` naming the download when any column cannot be read back.
+    func download(from row: Row) throws -> StoredDownload {
+        do {
+            return try decode(row)
+        } catch {
+            let id = (try? row.decode(Int64.self, atIndex: DownloadColumn.id.rawValue))
+                .map { DownloadID(rawValue: UInt64(bitPattern: $0)).description } ?? "?"
+            throw StoredRowError("download \(id) cannot be read back: \(error)")
+        }
+    }
+
+    private func decode(_ row: Row) throws -> StoredDownload {
+        func column<Value: DatabaseValueConvertible & StatementColumnConvertible>(_ column: DownloadColumn) throws -> Value {
+            try row.decode(Value.self, atIndex: column.rawValue)
+        }
+        func optional<Value: DatabaseValueConvertible & StatementColumnConvertible>(_ column: DownloadColumn) throws -> Value? {
+            try row.decode(Value?.self, atIndex: column.rawValue)
+        }
+        func parsed<Value: RawRepresentable<String>>(_ column: DownloadColumn) throws -> Value {
+            let text: String = try row.decode(String.self, atIndex: column.rawValue)
+            guard let value = Value(rawValue: text) else {
+                throw StoredRowError("unknown \(column.name) '\(text)'")
+            }
+            return value
+        }
+
+        let urlText: String = try column(.url)
+        guard let url = URL(string: urlText) else { throw StoredRowError("invalid url '\(urlText)'") }
+        let finalURL = try (optional(.finalURL) as String?).map { text in
+            guard let url = URL(string: text) else { throw StoredRowError("invalid finalURL '\(text)'") }
+            return url
+        }
+        let request = DownloadRequest(
+            url: url,
+            directory: StoredURL.directory(try column(.directory)),
+            fileName: try optional(.fileName),
+            headers: try json.decodeHeaders(try column(.headers)),
+            checksums: try json.decodeChecksums(try column(.checksums)),
+            priority: try column(.priority),
+            conflictPolicy: try parsed(.conflictPolicy),
+            metadata: try json.decodeMetadata(try column(.metadata)))
+        return StoredDownload(
+            id: DownloadID(rawValue: UInt64(bitPattern: try column(.id))),
+            session: try column(.session),
+            group: try optional(.groupName),
+            position: try column(.position),
+            request: request,
+            partKey: try column(.partKey),
+            state: try parsed(.state),
+            finalURL: finalURL,
+            validator: try json.decodeValidator(try optional(.validator)),
+            expectedLength: try optional(.expectedLength),
+            durableOffset: try column(.durableOffset),
+            placement: try json.decode(optional: PlacementIntent.self, try optional(.placement)),
+            filePath: try optional(.filePath),
+            fileSize: try optional(.fileSize),
+            fileModified: (try optional(.fileModified) as Double?).map(StoredDate.date),
+            skipped: try column(.skipped),
+            verifiedChecksums: try json.decodeChecksums(try column(.verifiedChecksums)),
+            error: try json.decode(optional: StoredError.self, try optional(.error)),
+            attempts: try column(.attempts),
+            createdAt: StoredDate.date(try column(.createdAt)),
+            updatedAt: StoredDate.date(try column(.updatedAt)))
+    }
+}
+
+/// Dates as REAL seconds since Foundation's reference date, so they round-trip exactly
+/// (seconds since 1970 would lose the last bit of some `Date`s on the way back).
+enum StoredDate {
+    static func value(_ date: Date?) -> DatabaseValue {
+        date.map { $0.timeIntervalSinceReferenceDate.databaseValue } ?? .null
+    }
+
+    static func date(_ seconds: Double) -> Date { Date(timeIntervalSinceReferenceDate: seconds) }
+}
+
+/// A download's directory as a plain path, so that it reads well and can be queried with the
+/// path a person types; a trailing `/` records that the URL was a directory URL, so that the
+/// same `URL` comes back. A non-file URL (never valid as a directory) is kept as a URL string.
+enum StoredURL {
+    static func directoryText(_ url: URL) -> String {
+        guard url.isFileURL else { return url.absoluteString }
+        let path = url.path
+        return url.hasDirectoryPath && !path.hasSuffix("/") ? path + "/" : path
+    }
+
+    static func directory(_ text: String) -> URL {
+        guard text.hasPrefix("/") else { return URL(string: text) ?? URL(fileURLWithPath: text) }
+        return URL(fileURLWithPath: text, isDirectory: text.hasSuffix("/"))
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import GRDB
+
+/// The SQLite store: one database file per Haul state directory.
+///
+/// The seeds' lesson is that resume state must be plain rows, not opaque blobs, and that a
+/// daemon killed with -9 or a reboot must lose nothing that was acknowledged. SQLite in WAL mode
+/// gives atomic multi-row commits, readers that never block the writer, and a busy timeout so
+/// that the daemon and its clients can share one file.
+///
+/// Writes go through a `GroupCommitter`, so that a burst of saves from many transfers becomes a
+/// few transactions; reads use the pool's reader connections and run alongside writes.
+final class DownloadStore: Sendable {
+    /// How long a write waits for another process's transaction before failing (SQLITE_BUSY).
+    /// Generous, since a client may be saving a batch of 100,000 downloads.
+    static let busyTimeout: TimeInterval = 30
+
+    /// The writer connection's page cache, in KiB.
+    static let writerCacheKiB = 64 * 1024
+
+    /// The connections: a `DatabasePool` on disk, a `DatabaseQueue` in memory.
+    let writer: any DatabaseWriter
+    /// The database file, nil when in memory.
+    let path: String?
+    let committer: GroupCommitter
+
+    private init(writer: any DatabaseWriter, path: String?) {
+        self.writer = writer
+        self.path = path
+        self.committer = GroupCommitter(
+            writer: writer,
+            apply: { db, writes in try StoreWrite.apply(writes, in: db) },
+            failure: { StoreFailure.error($0, "save downloads", path: path) })
+    }
+
+    /// Opens (creating directory 0700 and file) `directory/haul.sqlite` with a DatabasePool in WAL
+    /// mode, synchronous=NORMAL (durable across process crashes; a power loss may lose the last
+    /// commits but never corrupts), a busy timeout so several processes can share it, and runs the
+    /// migrations. `directory == nil` opens an in-memory store (DatabaseQueue) with the same
+    /// schema, for managers that need no persistence.
+    static func open(directory: URL?) throws(HaulError) -> DownloadStore {
+        guard let directory else {
+            do {
+                let queue = try DatabaseQueue(configuration: configuration())
+                try migrate(queue)
+                return DownloadStore(writer: queue, path: nil)
+            } catch {
+                throw StoreFailure.error(error, "open the download store", path: nil)
+            }
+        }
+        try createDirectory(directory)
+        let path = directory.appendingPathComponent(fileName).path
+        do {
+            // A pool opens in WAL mode (GRDB's `setUpWALMode`); the tests check it.
+            let pool = try DatabasePool(path: path, configuration: configuration())
+            try migrate(pool)
+            return DownloadStore(writer: pool, path: path)
+        } catch {
+            throw StoreFailure.error(error, "open the download store", path: path)
+        }
+    }
+
+    private static func configuration() -> Configuration {
+        var configuration = Configuration()
+        configuration.label = "haul.store"
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(busyTimeout)
+        configuration.prepareDatabase { db in
+            // GRDB already sets this on a pool's writer connection; every connection says it
+            // here so that the promise does not depend on which connection writes.
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            if !db.configuration.readonly {
+                // The writer's page cache (SQLite's default is 2 MiB): a batch of 100,000 rows
+                // touches tens of MiB of pages, and a small cache spills them to the WAL and
+                // reads them back mid-transaction (a third of the time). Pages are allocated
+                // only as used; readers keep the default.
+                try db.execute(sql: "PRAGMA cache_size = -\(writerCacheKiB)")
+            }
+        }
+        return configuration
+    }
+
+    /// Brings the schema up to date. Several processes may do this at once: migrations run in
+    /// an immediate transaction, so the second one waits and then finds nothing to do.
+    private static func migrate(_ writer: any DatabaseWriter) throws {
+        let migrator = StoreSchema.migrator
+        try migrator.migrate(writer)
+        if try writer.read({ try migrator.hasBeenSuperseded($0) }) {
+            throw HaulError(.fileSystem, "\(writer.path) was written by a newer version of Haul; refusing to use it")
+        }
+    }
+
+    // MARK: Writes
+
+    /// Inserts or replaces these downloads (by id) — and creates their groups' rows — in ONE
+    /// transaction. Concurrent callers are coalesced ("group commit", see `GroupCommitter`):
+    /// while a transaction is being written, further saves queue up and are written together in
+    /// the next one; each caller returns once its rows are committed.
+    func save(_ downloads: [StoredDownload]) async throws(HaulError) {
+        guard !downloads.isEmpty else { return }
+        try await committer.submit(.save(downloads))
+    }
+
+    /// Removes these downloads (and their segments); unknown IDs are ignored. Coalesced with
+    /// saves, and ordered with them: a delete after a save of the same ID wins.
+    func delete(_ ids: [DownloadID]) async throws(HaulError) {
+        guard !ids.isEmpty else { return }
+        try await committer.submit(.delete(ids))
+    }
+
+    // MARK: Reads
+
+    /// Every download of a session, ordered by position.
+    func loadAll(session: String) async throws(HaulError) -> [StoredDownload] {
+        try await read("load the downloads of session '\(session)'") { db in
+            let statement = try db.cachedStatement(sql: DownloadColumn.selectSQL + " WHERE session = ? ORDER BY position, id")
+            let decoder = DownloadRowDecoder()
+            var downloads: [StoredDownload] = []
+            let rows = try Row.fetchCursor(statement, arguments: [session])
+            while let row = try rows.next() {
+                downloads.append(try decoder.download(from: row))
+            }
+            return downloads
+        }
+    }
+
+    func load(_ id: DownloadID) async throws(HaulError) -> StoredDownload? {
+        try await read("load download \(id)") { db in
+            let statement = try db.cachedStatement(sql: DownloadColumn.selectSQL + " WHERE id = ?")
+            guard let row = try Row.fetchOne(statement, arguments: [Int64(bitPattern: id.rawValue)]) else { return nil }
+            return try DownloadRowDecoder().download(from: row)
+        }
+    }
+
+    /// The highest position used so far (0 when empty), so new downloads continue the order.
+    func maxPosition() async throws(HaulError) -> Int64 {
+        try await read("read the highest download position") { db in
+            try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(position), 0) FROM download") ?? 0
+        }
+    }
+
+    /// Group names of a session, in creation order.
+    func groups(session: String) async throws(HaulError) -> [String] {
+        try await read("list the groups of session '\(session)'") { db in
+            try String.fetchAll(db, sql: "SELECT name FROM downloadGroup WHERE session = ? ORDER BY rowid",
+                                arguments: [session])
+        }
+    }
+
+    /// Runs `body` on a reader connection, mapping failures to `HaulError`.
+    private func read<Value: Sendable>(
+        _ action: String, _ body: @Sendable (Database) throws -> Value
+    ) async throws(HaulError) -> Value {
+        do {
+            return try await writer.read(body)
+        } catch {
+            throw StoreFailure.error(error, action, path: path)
+        }
+    }
+}

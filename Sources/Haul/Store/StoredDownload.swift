@@ -1,0 +1,55 @@
+import Foundation
+
+/// One download as the store keeps it: everything a new process needs to show it, continue it
+/// from its durable bytes, or recognise that it already finished.
+///
+/// Resume state is plain fields (the seeds' lesson: opaque resume blobs break): URL, validator,
+/// length, durable offset.
+struct StoredDownload: Sendable, Hashable {
+    var id: DownloadID
+    /// The session the download belongs to (`BackgroundSession` identifiers; "default" otherwise).
+    var session: String
+    var group: String?
+    /// Order of enqueueing within the store; queued downloads start in this order per priority.
+    var position: Int64
+    var request: DownloadRequest
+    /// Names the part file `.haul-KEY.part` in the request's directory.
+    var partKey: String
+    var state: DownloadState
+    var finalURL: URL?
+    var validator: Validator?
+    var expectedLength: Int64?
+    /// Bytes at the start of the part file that were flushed to disk before this was written.
+    var durableOffset: Int64
+    /// Written just before the part file is renamed, so that recovery can tell "renamed, then
+    /// crashed" from "part file lost".
+    var placement: PlacementIntent?
+    /// The placed file and what it looked like when placed, to notice later changes.
+    var filePath: String?
+    var fileSize: Int64?
+    var fileModified: Date?
+    var skipped: Bool
+    var verifiedChecksums: [Checksum]
+    var error: StoredError?
+    var attempts: Int
+    var createdAt: Date
+    var updatedAt: Date
+}
+
+/// Where a verified part file is about to be placed, and which file it is (device and inode
+/// survive the rename), so that recovery can find it under whatever name it got.
+struct PlacementIntent: Codable, Sendable, Hashable {
+    var directory: String
+    var name: String
+    var policy: ConflictPolicy
+    var device: UInt64
+    var inode: UInt64
+    var length: Int64
+}
+
+/// A `HaulError` as stored (its code by name).
+struct StoredError: Codable, Sendable, Hashable {
+    var code: String
+    var message: String
+    var httpStatus: Int?
+}
