@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         .target(
@@ -30,6 +31,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .executableTarget(
@@ -60,9 +62,23 @@ let package = Package(
         .testTarget(
             name: "HaulTests",
             dependencies: [
-                "Haul", "HaulTestServer",
+                "Haul", "HaulTestServer", "HaulCrashWorker",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
+        ),
+        // The child process that CrashRecoveryTests kill -9 over and over. Test-only, so not a
+        // product; HaulTests depends on it so that `swift build --build-tests` builds it.
+        .executableTarget(
+            name: "HaulCrashWorker",
+            dependencies: ["Haul"],
+            path: "Tests/HaulCrashWorker"
+        ),
+        // bench/queue-scale.sh: what 100,000 queued downloads cost. Not a product.
+        .executableTarget(
+            name: "haul-queue-scale",
+            dependencies: ["Haul", "HaulTestServer"],
+            path: "bench/QueueScale"
         ),
         .testTarget(
             name: "HaulTestServerTests",

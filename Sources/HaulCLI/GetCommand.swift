@@ -69,6 +69,11 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(help: "Print every event as one JSON object per line, then a summary object.")
     var json = false
 
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp(
+        "Where haul keeps its download store, so that a re-run continues (default: $HAUL_STATE_DIR, else $XDG_STATE_HOME/haul, else ~/.local/state/haul).",
+        valueName: "dir"))
+    var stateDirectory: String?
+
     /// For testing and tuning only: how many bytes a transfer receives between checkpoints (a
     /// flush of the part file and an update of its resume record). A kill -9 loses at most
     /// this much. The library's default is 16 MiB (or 5 s); tests lower it so that a small,
@@ -90,6 +95,7 @@ struct GetCommand: AsyncParsableCommand {
             let run = GetRun(
                 plan: try makePlan(),
                 configuration: managerConfiguration,
+                stateDirectory: resolvedStateDirectory,
                 mode: OutputMode.choose(quiet: quiet, json: json, stdoutIsTerminal: StandardStream.output.isTerminal))
             status = await run.run()
         } catch {
@@ -106,6 +112,14 @@ struct GetCommand: AsyncParsableCommand {
         return try DownloadPlan(urls: urls, input: input, options: DownloadPlan.Options(
             directory: directory, outputName: outputName, checksums: checksums,
             headers: headers, conflictPolicy: conflict))
+    }
+
+    private var resolvedStateDirectory: URL {
+        if let stateDirectory { return URL(fileURLWithPath: stateDirectory) }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["HAUL_STATE_DIR"], !fromEnvironment.isEmpty {
+            return URL(fileURLWithPath: fromEnvironment)
+        }
+        return DownloadManager.defaultStateDirectory
     }
 
     private var managerConfiguration: DownloadManager.Configuration {

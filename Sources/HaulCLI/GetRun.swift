@@ -1,19 +1,22 @@
 import Foundation
 import Haul
 
-/// One run of `haul get`: adds the plan to a `DownloadManager` as one group, shows the events,
-/// waits for the group to complete or for SIGINT/SIGTERM, shuts the manager down, and decides
-/// the exit status.
+/// One run of `haul get`: opens the download store, adds the plan as one group (continuing
+/// what an earlier run of the same requests left unfinished, and not fetching again what it
+/// completed), shows the events, waits for the group to complete or for SIGINT/SIGTERM, shuts
+/// the manager down, and decides the exit status.
 ///
 /// Everything the run waits for (manager events, signals, the end of the event stream) is
 /// merged into one stream read by a single loop, so the reporter is only ever touched by that
 /// loop and the order of output is the order of events.
 struct GetRun: Sendable {
-    static let groupName = "haul get"
+    /// The store session `haul get` keeps its downloads in.
+    static let session = "haul get"
     static let interruptedMessage = "interrupted: part files kept; run the same command again to continue"
 
     let plan: DownloadPlan
     let configuration: DownloadManager.Configuration
+    let stateDirectory: URL
     let mode: OutputMode
 
     private enum Input: Sendable {
@@ -29,12 +32,29 @@ struct GetRun: Sendable {
         let signals = SignalWatcher([SIGINT, SIGTERM]) { feed.yield(.signal($0)) }
         defer { signals.stop() }
 
-        let manager = DownloadManager(configuration: configuration)
+        let manager: DownloadManager
+        do {
+            // Bad input is refused before the store is even opened: nothing is written.
+            try DownloadManager.validate(plan.requests)
+        } catch {
+            StandardStream.error.writeLine("haul: error: \(error.message)")
+            return ExitStatus(for: error)
+        }
+        do {
+            // Downloads an earlier run left behind wait paused: only those requested again go on.
+            manager = try await DownloadManager.open(
+                stateDirectory: stateDirectory, session: Self.session, configuration: configuration,
+                continueInterrupted: false)
+        } catch {
+            StandardStream.error.writeLine("haul: error: cannot open the download store: \(error.message)")
+            return ExitStatus(for: error)
+        }
         // Subscribe before adding, so that no event of the batch is missed.
         let events = manager.events()
         let group: DownloadGroup
         do {
-            group = try await manager.add(plan.requests, toGroup: Self.groupName)
+            // Each run is its own group; downloads continued from earlier runs move into it.
+            group = try await manager.add(plan.requests, toGroup: "haul get \(UUID().uuidString)", continuingExisting: true)
         } catch {
             // The whole batch was validated first: nothing was queued or written.
             await manager.shutdown()
@@ -59,6 +79,10 @@ struct GetRun: Sendable {
                 reporter.handle(event, tally: tally)
                 if case .groupCompleted(let summary) = event, completion == nil, interruption == nil {
                     completion = summary
+                    shutdown = Task { await manager.shutdown() }
+                } else if tally.finished == tally.total, completion == nil, interruption == nil, shutdown == nil {
+                    // Every download ended here, some blocked (paused by a full disk): the
+                    // group will not complete in this run.
                     shutdown = Task { await manager.shutdown() }
                 }
             case .signal(let number):
@@ -85,6 +109,8 @@ struct GetRun: Sendable {
             status = .stopped(by: interruption)
         } else if let completion {
             status = Self.status(of: completion)
+        } else if tally.finished == tally.total {
+            status = ExitStatus(forFailures: tally.failures)
         } else {
             status = .failure
         }

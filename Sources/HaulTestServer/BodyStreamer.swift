@@ -41,13 +41,18 @@ struct ConnectionDropped: Error, Sendable {
 
 /// Streams a `BodyPlan` through Hummingbird's response body writer.
 enum BodyStreamer {
-    /// A `ResponseBody` that writes `plan` on `channel` (needed to drop the connection).
+    /// A `ResponseBody` that writes `plan` on `channel` (needed to drop the connection), calling
+    /// `written` with the size of every write handed to the connection.
     ///
     /// The Content-Length header is set by the caller (it may lie on purpose), so the body itself
-    /// declares no length.
-    static func body(for plan: BodyPlan, channel: any Channel) -> ResponseBody {
+    /// declares no length. `written` is called just before each write, so that a client holding
+    /// the bytes always finds them counted, and called again with the negated size if the
+    /// connection refused the write. Bytes NIO accepted but never got onto the wire (the client
+    /// died) still count: the total is an upper bound of what reached the client, which is
+    /// what crash tests need to bound the bytes a client fetched more than once.
+    static func body(for plan: BodyPlan, channel: any Channel, written: @escaping @Sendable (Int) -> Void) -> ResponseBody {
         ResponseBody { writer in
-            try await self.write(plan, to: &writer)
+            try await self.write(plan, to: &writer, written: written)
             if plan.abortsConnection {
                 // Wait until everything written is on the wire, then FIN; see `ConnectionDropped`.
                 try? await channel.close(mode: .output).get()
@@ -57,7 +62,7 @@ enum BodyStreamer {
         }
     }
 
-    private static func write(_ plan: BodyPlan, to writer: inout any ResponseBodyWriter) async throws {
+    private static func write(_ plan: BodyPlan, to writer: inout any ResponseBodyWriter, written: @Sendable (Int) -> Void) async throws {
         var reader = BodyReader(plan.source)
         let allocator = ByteBufferAllocator()
         let clock = ContinuousClock()
@@ -67,7 +72,13 @@ enum BodyStreamer {
             let count = min(plan.chunkSize, plan.sendCount - sent)
             var buffer = allocator.buffer(capacity: count)
             reader.read(into: &buffer, count: count)
-            try await writer.write(buffer)
+            written(count)
+            do {
+                try await writer.write(buffer)
+            } catch {
+                written(-count)
+                throw error
+            }
             sent += count
             if let rate = plan.rate, sent < plan.sendCount {
                 // Pace against the start time, not per chunk, so sleep overshoot does not accumulate.

@@ -23,13 +23,14 @@ struct FileEndpoint: Sendable {
         }
         let key = options.key ?? request.uri.path
         let admission = self.state.admit(key: key, request: request.recorded(), changeAfter: options.changeAfter)
-        let response = self.response(to: request, options: options, admission: admission, channel: context.channel)
+        let response = self.response(to: request, key: key, options: options, admission: admission, channel: context.channel)
         self.state.setStatus(response.status.code, key: key, ordinal: admission.ordinal)
         return response
     }
 
     private func response(
         to request: Request,
+        key: String,
         options: FileOptions,
         admission: ServerState.Admission,
         channel: any Channel
@@ -113,6 +114,8 @@ struct FileEndpoint: Sendable {
             rate: options.rate,
             chunkSize: options.writeChunkSize
         )
-        return Response(status: status, headers: headers, body: BodyStreamer.body(for: plan, channel: channel))
+        let state = self.state
+        let body = BodyStreamer.body(for: plan, channel: channel) { count in state.addBytesSent(count, key: key) }
+        return Response(status: status, headers: headers, body: body)
     }
 }

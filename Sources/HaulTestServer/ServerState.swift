@@ -1,7 +1,7 @@
 import NIOConcurrencyHelpers
 
-/// The server's memory, per key: how many requests it admitted, the content version, and the
-/// requests themselves.
+/// The server's memory, per key: how many requests it admitted, the content version, the
+/// requests themselves, and how many body bytes were handed to connections for them.
 ///
 /// Fault scripts (`status=503,200`, `dropTimes=1`, `changeAfter=2`) are keyed on "the k-th
 /// request to this key", so admitting a request (numbering it, reading its version, bumping the
@@ -12,6 +12,7 @@ final class ServerState: Sendable {
         var admitted = 0
         var version = 0
         var requests: [RecordedRequest] = []
+        var bytesSent = 0
     }
 
     /// What admission decided for one request.
@@ -49,6 +50,17 @@ final class ServerState: Sendable {
     /// The requests admitted for `key`, in order of arrival.
     func requests(forKey key: String) -> [RecordedRequest] {
         self.keys.withLockedValue { $0[key]?.requests ?? [] }
+    }
+
+    /// Counts `count` body bytes of a `/file` response for `key` as handed to the connection
+    /// (negative to take back a write the connection refused).
+    func addBytesSent(_ count: Int, key: String) {
+        self.keys.withLockedValue { $0[key, default: KeyState()].bytesSent += count }
+    }
+
+    /// Body bytes of `/file` responses for `key` handed to connections so far, all requests together.
+    func bytesSent(forKey key: String) -> Int {
+        self.keys.withLockedValue { $0[key]?.bytesSent ?? 0 }
     }
 
     /// The content version currently served for `key` (0 until it changes).

@@ -101,6 +101,17 @@ public final class TestServer: Sendable {
         self.state.requests(forKey: key)
     }
 
+    /// Body bytes of `/file` responses for a key handed to connections so far, over all its
+    /// requests (error bodies and redirects not counted).
+    ///
+    /// A write counts as it is handed over (so a client that has received bytes always finds
+    /// them counted) unless the connection refuses it; bytes lost in a socket when a client
+    /// died count too. This is what the server spent, an upper bound of what clients received:
+    /// crash tests use it to bound the bytes fetched more than once.
+    public func bytesSent(forKey key: String) -> Int {
+        self.state.bytesSent(forKey: key)
+    }
+
     /// The content version currently served for a key: 0, plus one per change.
     ///
     /// The bytes served are `TestContent.bytes(seed: seed &+ UInt64(version), size:)`.

@@ -40,7 +40,6 @@ import Darwin
                 #expect(!FileManager.default.fileExists(atPath: directory.file("big.bin").path))
                 let leftovers = directory.haulLeftovers()
                 let part = try #require(leftovers.first { $0.hasSuffix(".part") })
-                #expect(leftovers.contains { $0.hasSuffix(".resume") })
                 let kept = try #require(directory.size(of: part))
                 #expect(kept >= Int(Self.interruptAfter))
 
@@ -89,13 +88,13 @@ import Darwin
             try await withTemporaryDirectory { directory in
                 let seed: UInt64 = 11
                 let url = server.url(key, ["size": "\(Self.size)", "seed": "\(seed)", "rate": "\(Self.rate)"])
-                // Small checkpoints, so that a kill -9 finds a resume record on disk (the
+                // Small checkpoints, so that a kill -9 finds a recorded checkpoint (the
                 // library's default is every 16 MiB or 5 s).
                 let arguments = ["get", "--json", "--checkpoint-bytes", "65536", url]
 
                 let first = try HaulProcess(arguments, in: directory.url)
                 try #require(await first.stdout.progress(reaching: Self.interruptAfter) != nil)
-                try #require(await directory.waitForResumeRecord(), "no resume record was written before the stop")
+                try #require(await first.stdout.checkpoint() != nil, "no checkpoint was recorded before the stop")
                 first.send(signal)
                 let stopped = await first.result()
                 if signal == SIGKILL {
@@ -125,25 +124,5 @@ import Darwin
                 #expect(started.resumedFrom == 0)
             }
         }
-    }
-}
-
-extension TemporaryDirectory {
-    /// Waits (checking every 20 ms, for at most 10 s) until a `.haul-*.resume` record with a
-    /// non-zero durable offset exists; returns whether one did.
-    func waitForResumeRecord() async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
-        while clock.now < deadline {
-            for name in haulLeftovers() where name.hasSuffix(".resume") {
-                if let data = FileManager.default.contents(atPath: file(name).path),
-                   let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                   let offset = object["durableOffset"] as? Int, offset > 0 {
-                    return true
-                }
-            }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return false
     }
 }

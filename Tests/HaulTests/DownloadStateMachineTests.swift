@@ -104,3 +104,25 @@ struct DownloadStateMachineTests {
         #expect(machine.pause() == DownloadStateMachine.Action.none)
     }
 }
+
+@Suite("Download state machine: blocked transfers")
+struct BlockedTransferTests {
+    /// A transfer blocked by a full disk pauses with its reason, and can be resumed later.
+    @Test func blockedPausesWithReason() {
+        var machine = DownloadStateMachine()
+        _ = machine.slotGranted()
+        let full = HaulError(.diskFull, "no space")
+        #expect(machine.transferEnded(.blocked(full)) == .reportPausedBecause(full))
+        #expect(machine.publicState == .paused)
+        #expect(!machine.holdsSlot)
+        #expect(machine.resume() == .reportRequeued)
+    }
+
+    /// A transfer that blocks while being canceled is canceled.
+    @Test func blockedWhileCanceling() {
+        var machine = DownloadStateMachine()
+        _ = machine.slotGranted()
+        _ = machine.cancel()
+        #expect(machine.transferEnded(.blocked(HaulError(.diskFull, ""))) == .discardAndReportCanceled)
+    }
+}

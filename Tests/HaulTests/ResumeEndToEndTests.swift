@@ -96,8 +96,9 @@ struct ResumeEndToEndTests {
             let query = ["size": "\(size)", "seed": "60", "rate": "400000"]
             let request = Support.request(server, "/file/big.bin", query, in: dir, checksums: [sha])
 
+            let state = try Support.temporaryDirectory()
             // First "process": stop after some bytes are on disk.
-            try await withDownloadManager(configuration: Support.fastConfiguration(checkpointBytes: 32 * 1024)) { manager in
+            try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration(checkpointBytes: 32 * 1024)) { manager in
                 let events = manager.events()
                 let id = try await manager.add(request)
                 _ = try await Support.firstEvent(in: events) { event -> Bool? in
@@ -105,13 +106,17 @@ struct ResumeEndToEndTests {
                     return nil
                 }
             }
-            #expect(Support.leftovers(dir).count == 2, "part and resume record are kept")
+            #expect(Support.leftovers(dir).count == 1, "the part file is kept")
             #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("big.bin").path))
 
-            // Second "process": the same request continues.
-            try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
+            // Second "process": the paused download is found again and continues when resumed.
+            try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
                 let events = manager.events()
-                let id = try await manager.add(request)
+                let found = await manager.downloads()
+                #expect(found.count == 1)
+                #expect(found.first?.state == .paused)
+                let id = try #require(found.first?.id)
+                try await manager.resume(id)
                 let resumedFrom = try await Support.firstEvent(in: events) { event -> Int64? in
                     if case .started(id, let offset, _) = event { return offset }
                     return nil
@@ -127,26 +132,40 @@ struct ResumeEndToEndTests {
     }
 
     /// Bytes past the recorded durable offset are cut off before resuming, and a part whose
-    /// record claims the whole file gets 416 and restarts cleanly.
+    /// record claims the whole file fetches only its last byte again.
     @Test func recoveryTrustsOnlyTheRecordedOffset() async throws {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
             let size = 50_000
             let bytes = TestContent.bytes(seed: 70, size: size)
-            for (name, recorded, garbage) in [("t1.bin", 20_000, 5_000), ("t2.bin", size, 0)] {
+            let store = try DownloadStore.open(directory: state)
+            var ids: [DownloadID] = []
+            for (index, (name, recorded, garbage)) in [("t1.bin", 20_000, 5_000), ("t2.bin", size, 0)].enumerated() {
                 let request = Support.request(server, "/file/\(name)", ["size": "\(size)", "seed": "70"], in: dir)
-                let part = PartFile(directory: dir.path, key: DownloadManager.partKey(for: request))
+                let key = DownloadManager.partKey(for: request)
+                let part = PartFile(directory: dir.path, key: key)
                 let onDisk = Array(bytes[0..<recorded]) + [UInt8](repeating: 0xEE, count: garbage)
                 _ = FileManager.default.createFile(atPath: part.path, contents: Data(onDisk))
-                let record = ResumeRecord(url: request.url.absoluteString, finalURL: nil,
-                                          validator: .etag("\"s70-v0-\(size)\""), expectedLength: Int64(size), durableOffset: Int64(recorded))
-                try record.save(to: part.resumePath)
-                let info = try await Support.downloadOne(request)
-                #expect(info.state == .completed)
-                #expect(Support.contents(dir.appendingPathComponent(name)) == bytes)
+                let id = DownloadID(rawValue: UInt64(index + 1))
+                ids.append(id)
+                try await store.save([StoredDownload(
+                    id: id, session: "default", group: nil, position: Int64(index + 1), request: request, partKey: key,
+                    state: .running, finalURL: nil, validator: .etag("\"s70-v0-\(size)\""), expectedLength: Int64(size),
+                    durableOffset: Int64(recorded), placement: nil, filePath: nil, fileSize: nil, fileModified: nil,
+                    skipped: false, verifiedChecksums: [], error: nil, attempts: 1, createdAt: Date(), updatedAt: Date())])
             }
+            try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
+                for id in ids {
+                    let info = try await manager.finished(id)
+                    #expect(info.state == .completed)
+                }
+            }
+            #expect(Support.contents(dir.appendingPathComponent("t1.bin")) == bytes)
+            #expect(Support.contents(dir.appendingPathComponent("t2.bin")) == bytes)
             #expect(server.requests(forKey: "/file/t1.bin").first?.header("range") == "bytes=20000-")
-            #expect(server.requests(forKey: "/file/t2.bin").map(\.status) == [416, 200])
+            #expect(server.requests(forKey: "/file/t2.bin").map(\.status) == [206])
+            #expect(server.requests(forKey: "/file/t2.bin").first?.header("range") == "bytes=\(size - 1)-")
             #expect(Support.leftovers(dir).isEmpty)
         }
     }

@@ -42,6 +42,8 @@ struct DownloadStateMachine: Sendable {
         case cancelRetryAndDiscard
         /// Report paused (the transfer has ended; the slot is free).
         case reportPaused
+        /// Report paused because of this error (disk full, say): resuming is up to the user.
+        case reportPausedBecause(HaulError)
         /// Delete the part file and report canceled.
         case discardAndReportCanceled
         /// Report completed.
@@ -61,6 +63,8 @@ struct DownloadStateMachine: Sendable {
         case failed(HaulError, retryDelay: Duration?)
         /// Ended because it was told to stop.
         case stopped
+        /// Cannot go on until someone acts (a full disk): keep every byte and wait.
+        case blocked(HaulError)
     }
 
     private(set) var state: State = .queued
@@ -122,10 +126,13 @@ struct DownloadStateMachine: Sendable {
             }
             state = .failed(error)
             return .reportFailed(error)
-        case (.stopping(.pause), .failed), (.stopping(.pause), .stopped):
+        case (.running, .blocked(let error)):
+            state = .paused
+            return .reportPausedBecause(error)
+        case (.stopping(.pause), .failed), (.stopping(.pause), .stopped), (.stopping(.pause), .blocked):
             state = .paused
             return .reportPaused
-        case (.stopping(.cancel), .failed), (.stopping(.cancel), .stopped):
+        case (.stopping(.cancel), .failed), (.stopping(.cancel), .stopped), (.stopping(.cancel), .blocked):
             state = .canceled
             return .discardAndReportCanceled
         case (.running, .stopped):

@@ -3,6 +3,11 @@ import Foundation
 import NIOCore
 import NIOPosix
 
+/// Tests only: decides, from the offset about to be written, whether a write fails.
+struct WriteFault: Sendable {
+    let error: @Sendable (_ offset: Int64) -> HaulError?
+}
+
 /// Performs one attempt of a download: request (resuming when the rules allow), stream to the
 /// part file while hashing, checkpoint, verify, and place atomically.
 ///
@@ -17,34 +22,34 @@ struct TransferRunner: Sendable {
     /// Files at least this large are flushed before placement; smaller ones are cheap to fetch
     /// again and flushing each of thousands would dominate the run.
     let syncBeforePlacementThreshold: Int64
+    /// Tests only: an error to raise instead of writing at a given offset (a full disk, say).
+    var writeFault: WriteFault?
 
-    func run(
-        _ state: inout TransferState,
-        live: LiveTransfer,
-        started: @Sendable (_ resumedFrom: Int64, _ finalURL: URL) -> Void
-    ) async -> TransferResult {
+    func run(_ state: inout TransferState, live: LiveTransfer, reporter: TransferReporter) async -> TransferResult {
         do {
-            let result = try await attempt(&state, live: live, started: started)
+            let result = try await attempt(&state, live: live, reporter: reporter)
             state.part.close()
             return result
         } catch {
-            checkpointIfPossible(&state)
+            await checkpointIfPossible(state, reporter: reporter)
             state.part.close()
             if Task.isCancelled || error.code == .canceled { return .stopped }
             return .failed(error)
         }
     }
 
-    private func attempt(
-        _ state: inout TransferState,
-        live: LiveTransfer,
-        started: @Sendable (Int64, URL) -> Void
-    ) async throws(HaulError) -> TransferResult {
+    private func attempt(_ state: inout TransferState, live: LiveTransfer, reporter: TransferReporter) async throws(HaulError) -> TransferResult {
         if let existing = try conflictUpfront(state.request) {
             return .completed(existing, checksums: [], bytes: 0)
         }
-        consultResumeRecord(&state)
 
+        if state.entity?.isResumable == true, let total = state.entity?.totalLength, total > 0, state.bytesOnDisk == total {
+            // Every byte is here but the file was not placed (stopped just before the rename,
+            // or placement failed). A range past the end would get 416 and a whole new
+            // download; asking for the last byte again revalidates the file instead.
+            state.bytesOnDisk = total - 1
+            state.hasher = nil
+        }
         var offset = state.entity?.isResumable == true ? state.bytesOnDisk : 0
         var response: HTTPTransport.Response
         var decision: ResumePolicy.Decision
@@ -73,21 +78,24 @@ struct TransferRunner: Sendable {
             if state.hasher == nil { state.hasher = try await rebuildHasher(state) }
         case .writeFromStart:
             try state.part.open(truncatingTo: 0)
-            if state.bytesOnDisk > 0 || SystemCalls.fileExists(state.part.resumePath) {
-                // The old record describes bytes that are gone.
-                try? SystemCalls.removeFile(state.part.resumePath)
-            }
+            let hadBytes = state.bytesOnDisk > 0
             state.startOver()
             state.entity = ResumePolicy.entity(status: response.status, header: response.header)
             offset = 0
+            if hadBytes {
+                // The recorded prefix is gone; say so before new bytes could be mistaken for it.
+                await reporter.checkpoint(TransferCheckpoint(
+                    durableOffset: 0, validator: state.entity?.validator,
+                    expectedLength: state.entity?.totalLength, finalURL: response.finalURL))
+            }
         }
         state.finalURL = response.finalURL
         state.contentDisposition = response.header("content-disposition")
         let expected = state.entity?.totalLength
         live.reset(completedBytes: state.bytesOnDisk, expectedBytes: expected)
-        started(offset, response.finalURL)
+        reporter.started(offset, response.finalURL)
 
-        try await stream(response.body, into: &state, expected: expected, live: live)
+        try await stream(response.body, into: &state, expected: expected, live: live, reporter: reporter)
 
         if let expected, state.bytesOnDisk != expected {
             throw HaulError(.lengthMismatch, "\(response.finalURL) announced \(expected) bytes but sent \(state.bytesOnDisk)")
@@ -99,26 +107,31 @@ struct TransferRunner: Sendable {
                 state.part.close()
                 state.part.discard()
                 state.startOver()
-                state.consultedResumeRecord = true
                 let actual = computed.first(where: { $0.algorithm == wanted.algorithm })?.hex ?? "?"
                 throw HaulError(.checksumMismatch, "\(state.request.url): \(wanted.algorithm.rawValue) is \(actual), expected \(wanted.hex)")
             }
         }
         if state.bytesOnDisk >= syncBeforePlacementThreshold { try state.part.sync() }
+        let identity = try state.part.identity()
         state.part.close()
         let name = FileNaming.resolveName(
             requested: state.request.fileName, contentDisposition: state.contentDisposition,
             originalURL: state.request.url, finalURL: state.finalURL)
+        // Recorded first, so that a crash right after the rename is recognised as a completed
+        // download (found by its inode) and not fetched a second time.
+        try await reporter.willPlace(PlacementIntent(
+            directory: state.request.directory.path, name: name, policy: state.request.conflictPolicy,
+            device: identity.device, inode: identity.inode, length: state.bytesOnDisk))
         let placed = try Placement.place(
             partPath: state.part.path, directory: state.request.directory.path, name: name,
             policy: state.request.conflictPolicy)
-        try? SystemCalls.removeFile(state.part.resumePath)
         return .completed(placed, checksums: computed, bytes: state.bytesOnDisk)
     }
 
     /// Writes the body, hashing and counting each buffer, with periodic checkpoints.
     private func stream(
-        _ body: HTTPClientResponse.Body, into state: inout TransferState, expected: Int64?, live: LiveTransfer
+        _ body: HTTPClientResponse.Body, into state: inout TransferState, expected: Int64?, live: LiveTransfer,
+        reporter: TransferReporter
     ) async throws(HaulError) {
         let clock = ContinuousClock()
         var lastCheckpointBytes = state.bytesOnDisk
@@ -129,6 +142,7 @@ struct TransferRunner: Sendable {
                 if let expected, state.bytesOnDisk + Int64(count) > expected {
                     throw HaulError(.lengthMismatch, "\(state.finalURL?.absoluteString ?? "the server") sent more than the \(expected) bytes it announced")
                 }
+                if let writeFault, let error = writeFault.error(state.bytesOnDisk) { throw error }
                 try state.part.write(buffer)
                 state.hasher?.update(buffer)
                 state.bytesOnDisk += Int64(count)
@@ -136,7 +150,7 @@ struct TransferRunner: Sendable {
                 if state.entity?.isResumable == true,
                    state.bytesOnDisk - lastCheckpointBytes >= checkpointBytes
                     || lastCheckpointTime.duration(to: clock.now) >= checkpointInterval {
-                    try checkpoint(state)
+                    try await checkpoint(state, reporter: reporter)
                     lastCheckpointBytes = state.bytesOnDisk
                     lastCheckpointTime = clock.now
                 }
@@ -153,37 +167,35 @@ struct TransferRunner: Sendable {
         }
     }
 
-    /// Data before metadata: flush the part file, then record the offset it now guarantees.
-    private func checkpoint(_ state: TransferState) throws(HaulError) {
-        guard let entity = state.entity, entity.isResumable, let validator = entity.validator else { return }
-        try state.part.sync()
-        let record = ResumeRecord(
-            url: state.request.url.absoluteString, finalURL: state.finalURL?.absoluteString,
-            validator: validator, expectedLength: entity.totalLength, durableOffset: state.bytesOnDisk)
-        try record.save(to: state.part.resumePath)
+    /// Data before metadata: flush the part file, then report the offset it now guarantees.
+    private func checkpoint(_ state: TransferState, reporter: TransferReporter) async throws(HaulError) {
+        guard let entity = state.entity, entity.isResumable, entity.validator != nil else { return }
+        try await sync(state.part)
+        await reporter.checkpoint(TransferCheckpoint(
+            durableOffset: state.bytesOnDisk, validator: entity.validator,
+            expectedLength: entity.totalLength, finalURL: state.finalURL))
     }
 
-    /// On a stop or failure, make what was received resumable by a later process too.
-    private func checkpointIfPossible(_ state: inout TransferState) {
-        guard state.part.isOpen, state.bytesOnDisk > 0 else { return }
-        do { try checkpoint(state) } catch {
-            // The in-memory state is still right for a retry in this process.
+    /// fsync can take long on a busy disk: it runs on NIO's thread pool, not on one of the few
+    /// cooperative threads that every transfer shares.
+    private func sync(_ part: PartFile) async throws(HaulError) {
+        do {
+            try await NIOThreadPool.singleton.runIfActive { try part.sync() }
+        } catch let error as HaulError {
+            throw error
+        } catch {
+            throw HaulError(.fileSystem, "cannot flush \(part.path): \(error)")
         }
     }
 
-    /// In a new process, adopt the part file's recorded prefix; otherwise start from zero.
-    private func consultResumeRecord(_ state: inout TransferState) {
-        guard !state.consultedResumeRecord else { return }
-        state.consultedResumeRecord = true
-        state.startOver()
-        guard let record = ResumeRecord.load(from: state.part.resumePath),
-              record.url == state.request.url.absoluteString,
-              let size = state.part.existingSize(), size >= record.durableOffset
-        else { return }
-        state.entity = ResumePolicy.Entity(validator: record.validator, totalLength: record.expectedLength, isResumable: true)
-        state.bytesOnDisk = record.durableOffset
-        state.finalURL = record.finalURL.flatMap(URL.init(string:))
-        state.hasher = nil
+    /// On a stop or failure, make what was received resumable by a later process too.
+    ///
+    /// A stop arrives as task cancellation, which would also cancel the flush and the store
+    /// write; the final checkpoint runs in a task of its own so that it is not lost.
+    private func checkpointIfPossible(_ state: TransferState, reporter: TransferReporter) async {
+        guard state.part.isOpen, state.bytesOnDisk > 0 else { return }
+        // A failed flush leaves the last recorded checkpoint in place, which is still true.
+        await Task { try? await checkpoint(state, reporter: reporter) }.value
     }
 
     /// Reads the kept prefix once, off the cooperative threads, to continue the digests.

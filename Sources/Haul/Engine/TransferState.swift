@@ -8,8 +8,6 @@ import Foundation
 struct TransferState: Sendable {
     let request: DownloadRequest
     var part: PartFile
-    /// Whether the resume record on disk has been consulted (once per process).
-    var consultedResumeRecord = false
     /// What the server said about the bytes in the part file.
     var entity: ResumePolicy.Entity?
     /// Bytes at the start of the part file that are good.
@@ -19,9 +17,23 @@ struct TransferState: Sendable {
     var finalURL: URL?
     var contentDisposition: String?
 
+    /// A transfer that starts from nothing.
     init(request: DownloadRequest, partKey: String) {
         self.request = request
         self.part = PartFile(directory: request.directory.path, key: partKey)
+        self.hasher = StreamingHasher(algorithms: Set(request.checksums.map(\.algorithm)))
+    }
+
+    /// A transfer continuing from a durable prefix recorded by an earlier process. The prefix
+    /// is trusted only if the part file still holds at least that many bytes; anything past it
+    /// is cut off before appending, and its digests are rebuilt by reading it once.
+    init(request: DownloadRequest, partKey: String, validator: Validator?, expectedLength: Int64?, durableOffset: Int64, finalURL: URL?) {
+        self.init(request: request, partKey: partKey)
+        self.finalURL = finalURL
+        guard let validator, durableOffset > 0, let size = part.existingSize(), size >= durableOffset else { return }
+        entity = ResumePolicy.Entity(validator: validator, totalLength: expectedLength, isResumable: true)
+        bytesOnDisk = durableOffset
+        hasher = nil
     }
 
     var requestedAlgorithms: Set<Checksum.Algorithm> { Set(request.checksums.map(\.algorithm)) }
@@ -32,6 +44,25 @@ struct TransferState: Sendable {
         entity = nil
         hasher = StreamingHasher(algorithms: requestedAlgorithms)
     }
+}
+
+/// A durable point of a transfer: the part file was flushed up to `durableOffset` before this
+/// was reported, so recording it can never claim bytes that are not on the device.
+struct TransferCheckpoint: Sendable, Hashable {
+    var durableOffset: Int64
+    var validator: Validator?
+    var expectedLength: Int64?
+    var finalURL: URL?
+}
+
+/// How a transfer tells its owner what happened, without knowing who stores it.
+struct TransferReporter: Sendable {
+    /// The response arrived and bytes start flowing, from `resumedFrom`.
+    var started: @Sendable (_ resumedFrom: Int64, _ finalURL: URL) -> Void
+    /// A durable point was reached (see `TransferCheckpoint`).
+    var checkpoint: @Sendable (TransferCheckpoint) async -> Void
+    /// The verified part is about to be renamed; must be recorded durably before returning.
+    var willPlace: @Sendable (PlacementIntent) async throws(HaulError) -> Void
 }
 
 /// How one run of a transfer ended.

@@ -3,16 +3,13 @@ import NIOCore
 /// A `.part` file being filled, owned by exactly one transfer at a time.
 ///
 /// It lives in the destination directory (never a system temp folder the OS may clean), named
-/// `.haul-KEY.part` with its resume record `.haul-KEY.resume` beside it. The key derives from
-/// the URL and the requested name, so that running the same `haul get` again finds it.
+/// `.haul-KEY.part`. Its resume state (validator, length, durable offset) is kept in the store.
 struct PartFile: Sendable {
     let path: String
-    let resumePath: String
     private(set) var descriptor: Int32?
 
     init(directory: String, key: String) {
         self.path = Placement.join(directory, ".haul-\(key).part")
-        self.resumePath = Placement.join(directory, ".haul-\(key).resume")
     }
 
     var isOpen: Bool { descriptor != nil }
@@ -73,9 +70,14 @@ struct PartFile: Sendable {
         }
     }
 
-    /// Deletes the part file and its resume record.
+    /// Device and inode: they survive the rename into place, so recovery can find the file.
+    func identity() throws(HaulError) -> SystemCalls.FileIdentity {
+        guard let descriptor else { preconditionFailure("identity of a closed part file") }
+        return try SystemCalls.identity(descriptor, path: path)
+    }
+
+    /// Deletes the part file.
     func discard() {
         try? SystemCalls.removeFile(path)
-        try? SystemCalls.removeFile(resumePath)
     }
 }

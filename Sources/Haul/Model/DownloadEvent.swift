@@ -10,12 +10,16 @@ public enum DownloadEvent: Sendable, Hashable {
     /// A transfer got its response and began writing; `resumedFrom` is the byte offset it
     /// continued from (0 for a fresh start).
     case started(DownloadID, resumedFrom: Int64, finalURL: URL)
+    /// The part file was flushed up to `durableOffset` and that offset is recorded in the
+    /// store: a crash from now on loses nothing before it.
+    case checkpointed(DownloadID, durableOffset: Int64)
     /// Throttled progress of one download.
     case progress(DownloadID, TransferProgress)
     /// A transient failure; the download retries after `delay`, resuming when the rules allow.
     case retrying(DownloadID, attempt: Int, delay: Duration, error: HaulError)
-    /// The download stopped on request (or on shutdown) with its bytes kept.
-    case paused(DownloadID)
+    /// The download stopped with its bytes kept: on request or shutdown (`reason` nil), or
+    /// because it cannot go on until someone acts (`reason`, e.g. `.diskFull`).
+    case paused(DownloadID, reason: HaulError?)
     /// A paused download was queued again.
     case resumed(DownloadID)
     /// Verified and placed at `fileURL` (or skipped because it existed).

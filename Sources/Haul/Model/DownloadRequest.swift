@@ -42,7 +42,7 @@ public struct HeaderField: Hashable, Sendable, Codable {
 ///
 /// Identity is not the URL: every request added to a manager gets its own `DownloadID`, so the
 /// same URL may be downloaded twice (into different names or directories).
-public struct DownloadRequest: Sendable, Hashable {
+public struct DownloadRequest: Sendable, Hashable, Codable {
     /// The http or https URL to fetch.
     public var url: URL
     /// Extra request headers (authorization, cookies, user agent…).
@@ -80,4 +80,45 @@ public struct DownloadRequest: Sendable, Hashable {
         self.conflictPolicy = conflictPolicy
         self.metadata = metadata
     }
+
+    /// The same request with its directory made absolute and standardised, so that
+    /// `URL(fileURLWithPath: ".")` and the path it stands for are one destination.
+    var normalized: DownloadRequest {
+        var copy = self
+        copy.directory = URL(fileURLWithPath: directory.standardizedFileURL.path, isDirectory: true)
+        return copy
+    }
+
+    /// What makes two requests the same download: the bytes asked for and where they go.
+    /// Headers (tokens change between runs), priority and metadata are not part of it.
+    var identity: RequestIdentity {
+        RequestIdentity(
+            url: url.absoluteString, directory: directory.standardizedFileURL.path,
+            fileName: fileName, checksums: checksums.sorted { $0.description < $1.description })
+    }
+}
+
+/// Normalises the directories of a batch of requests with one URL per distinct directory:
+/// 100,000 requests into one folder share one `URL`, not 100,000 copies of it.
+struct DirectoryCache {
+    private var normalized: [URL: URL] = [:]
+
+    mutating func normalized(_ request: DownloadRequest) -> DownloadRequest {
+        var copy = request
+        if let known = normalized[request.directory] {
+            copy.directory = known
+        } else {
+            copy = request.normalized
+            normalized[request.directory] = copy.directory
+        }
+        return copy
+    }
+}
+
+/// See `DownloadRequest.identity`.
+struct RequestIdentity: Hashable, Sendable {
+    let url: String
+    let directory: String
+    let fileName: String?
+    let checksums: [Checksum]
 }

@@ -63,6 +63,12 @@ public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let shutdown = Code(.shutdown)
 
         public var description: String { base.rawValue }
+
+        /// The code with this name (its `description`), as stored or sent over RPC.
+        public init?(named name: String) {
+            guard let base = Base(rawValue: name) else { return nil }
+            self.base = base
+        }
     }
 
     /// The kind of failure.

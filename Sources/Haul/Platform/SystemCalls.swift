@@ -52,6 +52,29 @@ enum SystemCalls {
         guard lseek(fd, off_t(length), SEEK_SET) >= 0 else { throw error(errno, "cannot seek in \(path)") }
     }
 
+    struct FileIdentity: Sendable, Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    static func identity(_ fd: Int32, path: String) throws(HaulError) -> FileIdentity {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw error(errno, "cannot stat \(path)") }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
+    /// Identity, size and modification time of a path (not following a final symlink), or nil.
+    static func describe(_ path: String) -> (identity: FileIdentity, size: Int64, modified: Double)? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        let modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
+        #else
+        let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        #endif
+        return (FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), Int64(info.st_size), modified)
+    }
+
     static func size(_ fd: Int32, path: String) throws(HaulError) -> Int64 {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw error(errno, "cannot stat \(path)") }

@@ -16,6 +16,10 @@ extension DownloadManager {
 
     func perform(_ action: DownloadStateMachine.Action, for id: DownloadID) {
         switch action {
+        case .none, .rejected, .stopTransfer: break
+        default: markDirty(id)
+        }
+        switch action {
         case .none, .rejected:
             break
         case .startTransfer(let attempt):
@@ -28,7 +32,7 @@ extension DownloadManager {
             records[id]?.retryTimer?.cancel()
             records[id]?.retryTimer = nil
             releaseSlot(id)
-            hub.emit(.paused(id))
+            hub.emit(.paused(id, reason: nil))
         case .cancelRetryAndDiscard:
             records[id]?.retryTimer?.cancel()
             records[id]?.retryTimer = nil
@@ -37,7 +41,13 @@ extension DownloadManager {
         case .reportPaused:
             releaseSlot(id)
             records[id]?.info.progress.bytesPerSecond = 0
-            hub.emit(.paused(id))
+            hub.emit(.paused(id, reason: nil))
+            wakeStopWaiters(id)
+        case .reportPausedBecause(let error):
+            releaseSlot(id)
+            records[id]?.info.error = error
+            records[id]?.info.progress.bytesPerSecond = 0
+            hub.emit(.paused(id, reason: error))
             wakeStopWaiters(id)
         case .discardAndReportCanceled:
             releaseSlot(id)
@@ -72,16 +82,24 @@ extension DownloadManager {
 
     private func startTransfer(_ id: DownloadID, attempt: Int) {
         guard var record = records[id] else { return }
-        var transfer = record.transfer ?? TransferState(request: record.info.request, partKey: record.partKey)
+        var transfer = record.transfer ?? TransferState(
+            request: record.info.request, partKey: record.partKey, validator: record.durable.validator,
+            expectedLength: record.durable.expectedLength, durableOffset: record.durable.durableOffset,
+            finalURL: record.info.finalURL)
         record.transfer = nil
         record.info.attempts += 1
         let runner = self.runner
-        let live = record.live
+        let live = record.live ?? LiveTransfer()
+        record.live = live
         let hub = self.hub
-        record.task = Task {
-            let result = await runner.run(&transfer, live: live) { resumedFrom, finalURL in
+        let reporter = TransferReporter(
+            started: { resumedFrom, finalURL in
                 hub.emit(.started(id, resumedFrom: resumedFrom, finalURL: finalURL))
-            }
+            },
+            checkpoint: { checkpoint in await self.recordCheckpoint(id, checkpoint) },
+            willPlace: { (intent) async throws(HaulError) in try await self.recordPlacement(id, intent) })
+        record.task = Task {
+            let result = await runner.run(&transfer, live: live, reporter: reporter)
             self.transferEnded(id, transfer: transfer, result: result)
         }
         records[id] = record
@@ -93,13 +111,20 @@ extension DownloadManager {
         record.transfer = transfer
         record.task = nil
         record.info.finalURL = transfer.finalURL ?? record.info.finalURL
-        let snapshot = record.live.snapshot
-        record.info.progress.completedBytes = snapshot.completedBytes
-        record.info.progress.expectedBytes = snapshot.expectedBytes ?? record.info.progress.expectedBytes
+        if let snapshot = record.live?.snapshot {
+            record.info.progress.completedBytes = snapshot.completedBytes
+            record.info.progress.expectedBytes = snapshot.expectedBytes ?? record.info.progress.expectedBytes
+        }
         let outcome: DownloadStateMachine.TransferOutcome
         switch result {
         case .completed(let placement, let checksums, let bytes):
             record.info.fileURL = URL(fileURLWithPath: placement.path)
+            // Size and mtime as placed: a later change by someone else is noticed by them.
+            let placed = SystemCalls.describe(placement.path)
+            record.durable.fileSize = placed?.size
+            record.durable.fileModified = placed.map { Date(timeIntervalSince1970: $0.modified) }
+            record.durable.expectedLength = bytes
+            record.durable.durableOffset = bytes
             record.info.skipped = placement.skipped
             record.info.verifiedChecksums = checksums
             record.info.error = nil
@@ -107,6 +132,10 @@ extension DownloadManager {
             // The part file and its state are spent.
             record.transfer = nil
             outcome = .succeeded
+        case .failed(let error) where error.code == .diskFull || error.code == .fileSystem:
+            // Retrying cannot help until someone frees space or fixes the file system: wait
+            // paused with every durable byte kept, and say why.
+            outcome = .blocked(error)
         case .failed(let error):
             record.info.error = error
             let delay = configuration.retry.delay(
@@ -154,6 +183,7 @@ extension DownloadManager {
         let part = record.transfer?.part ?? PartFile(directory: record.info.request.directory.path, key: record.partKey)
         part.discard()
         records[id]?.transfer = nil
+        records[id]?.durable = DurableFields()
         hub.emit(.canceled(id))
         finish(id)
     }
@@ -169,6 +199,7 @@ extension DownloadManager {
         records[id]?.isFinished = true
         if partKeysInUse[record.partKey] == id { partKeysInUse[record.partKey] = nil }
         records[id]?.speed = SpeedMeter()
+        records[id]?.live = nil
         if groupOf(id) != nil { groupMemberFinished(id) }
     }
 

@@ -21,7 +21,7 @@ extension DownloadManager {
         for (id, record) in records where record.machine.holdsSlot {
             anyActive = true
             var updated = record
-            let live = record.live.snapshot
+            guard let live = record.live?.snapshot else { continue }
             let speed = updated.speed.sample(bytes: live.completedBytes, at: now)
             let progress = TransferProgress(
                 completedBytes: live.completedBytes,

@@ -7,8 +7,13 @@ import Foundation
 /// `completion`. Transfers run concurrently up to the configured limits; each download moves
 /// through a `DownloadStateMachine`, whose actions this actor carries out.
 ///
+/// Opened on a state directory (`DownloadManager.open(stateDirectory:)`), every download,
+/// group and durable offset is kept in a SQLite store there, so a program that restarts (after
+/// a crash or `kill -9` too) finds its downloads again and continues them from their last
+/// checkpoint. Created with `init(configuration:)`, the store lives in memory only.
+///
 /// Call `shutdown()` when done (or use `withDownloadManager`): it stops running transfers with
-/// their part files and resume records kept, so a later run continues where this one stopped.
+/// their part files and checkpoints kept, so a later run continues where this one stopped.
 public actor DownloadManager {
     struct Record {
         var info: DownloadInfo
@@ -17,7 +22,13 @@ public actor DownloadManager {
         var transfer: TransferState?
         let partKey: String
         let host: String
-        let live = LiveTransfer()
+        /// Enqueue order in the store.
+        let position: Int64
+        let createdAt: Date
+        /// What the store must know to continue or recognise the download in a new process.
+        var durable = DurableFields()
+        /// Created when a transfer starts: a queued download needs none.
+        var live: LiveTransfer?
         var speed = SpeedMeter()
         var task: Task<Void, Never>?
         var retryTimer: Task<Void, Never>?
@@ -30,6 +41,13 @@ public actor DownloadManager {
     }
 
     public nonisolated let configuration: Configuration
+    /// The session whose downloads this manager holds.
+    public nonisolated let session: String
+    let store: DownloadStore
+    /// Downloads whose stored row is out of date; written in batches, never per chunk.
+    var dirty: Set<DownloadID> = []
+    var flushTask: Task<Void, Never>?
+    var lastPosition: Int64 = 0
     let transport: HTTPTransport
     let runner: TransferRunner
     let hub = EventHub()
@@ -43,8 +61,37 @@ public actor DownloadManager {
     var ticker: Task<Void, Never>?
     var isShutDown = false
 
+    /// A manager whose store lives in memory: nothing survives the process.
     public init(configuration: Configuration = Configuration()) {
+        guard let store = try? DownloadStore.open(directory: nil) else {
+            preconditionFailure("SQLite could not open an in-memory database")
+        }
+        self.init(configuration: configuration, store: store, session: "default")
+    }
+
+    /// Opens the store in `stateDirectory` (created if needed; default `$XDG_STATE_HOME/haul`),
+    /// finds the session's downloads again and reconciles each with what is on disk. Those that
+    /// were running or queued continue (or, with `continueInterrupted: false`, wait paused
+    /// until resumed or added again); paused ones stay paused.
+    public static func open(
+        stateDirectory: URL = DownloadManager.defaultStateDirectory,
+        session: String = "default",
+        configuration: Configuration = Configuration(),
+        continueInterrupted: Bool = true
+    ) async throws(HaulError) -> DownloadManager {
+        let store = try DownloadStore.open(directory: stateDirectory)
+        let manager = DownloadManager(configuration: configuration, store: store, session: session)
+        try await manager.restore(continueInterrupted: continueInterrupted)
+        return manager
+    }
+
+    /// `$XDG_STATE_HOME/haul`, else `~/.local/state/haul`: where `open` keeps its store by default.
+    public static var defaultStateDirectory: URL { DownloadStore.defaultDirectory() }
+
+    init(configuration: Configuration, store: DownloadStore, session: String) {
         self.configuration = configuration
+        self.store = store
+        self.session = session
         let transport = HTTPTransport(configuration: HTTPTransport.Configuration(
             connectTimeout: configuration.connectTimeout,
             readTimeout: configuration.readTimeout,
@@ -56,7 +103,8 @@ public actor DownloadManager {
             transport: transport,
             checkpointBytes: configuration.checkpointBytes,
             checkpointInterval: configuration.checkpointInterval,
-            syncBeforePlacementThreshold: configuration.syncBeforePlacementThreshold)
+            syncBeforePlacementThreshold: configuration.syncBeforePlacementThreshold,
+            writeFault: configuration.writeFault)
         self.scheduler = SchedulerState(limits: SchedulerState.Limits(
             global: max(1, configuration.maxConcurrentDownloads),
             perHost: configuration.maxDownloadsPerHost.map { max(1, $0) }))
@@ -72,18 +120,25 @@ public actor DownloadManager {
     /// Validates and queues one download. Throws for a bad URL, scheme, file name, header,
     /// or a destination directory that is missing or not writable; nothing is queued then.
     @discardableResult
-    public func add(_ request: DownloadRequest) throws(HaulError) -> DownloadID {
+    public func add(_ request: DownloadRequest) async throws(HaulError) -> DownloadID {
         try Self.validate(request)
-        return try insert(request, group: nil)
+        guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
+        let id = insert(request.normalized, group: nil)
+        try await persistNew([id])
+        return id
     }
 
     /// Validates every request first, then queues them all as one group (or none, if any is
-    /// invalid). Adding to an existing group name extends that group.
+    /// invalid), recorded in the store in one transaction. Adding to an existing group name
+    /// extends that group.
     @discardableResult
-    public func add(_ requests: [DownloadRequest], toGroup name: String) throws(HaulError) -> DownloadGroup {
+    public func add(_ requests: [DownloadRequest], toGroup name: String) async throws(HaulError) -> DownloadGroup {
         for request in requests { try Self.validate(request) }
+        guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
         if groups[name] == nil { groups[name] = GroupRecord(name: name) }
-        for request in requests { _ = try insert(request, group: name) }
+        var directories = DirectoryCache()
+        let ids = requests.map { insert(directories.normalized($0), group: name) }
+        try await persistNew(ids)
         return DownloadGroup(name: name, manager: self)
     }
 
@@ -92,21 +147,30 @@ public actor DownloadManager {
         groups[name] == nil ? nil : DownloadGroup(name: name, manager: self)
     }
 
-    private func insert(_ request: DownloadRequest, group: String?) throws(HaulError) -> DownloadID {
-        guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
+    /// Creates the record and queues it. Admission waits for `persistNew`, so that no
+    /// transfer starts before its download is in the store.
+    func insert(_ request: DownloadRequest, group: String?) -> DownloadID {
         var id = DownloadID.random()
         while records[id] != nil { id = DownloadID.random() }
         var key = Self.partKey(for: request)
         if partKeysInUse[key] != nil { key += "-\(id)" }
         partKeysInUse[key] = id
         let host = request.url.host?.lowercased() ?? ""
-        records[id] = Record(info: DownloadInfo(id: id, request: request, group: group), partKey: key, host: host)
+        lastPosition += 1
+        records[id] = Record(
+            info: DownloadInfo(id: id, request: request, group: group), partKey: key, host: host,
+            position: lastPosition, createdAt: Date())
         order.append(id)
         if let group { groups[group]!.memberAdded(id) }
         scheduler.enqueue(id, host: host, priority: request.priority)
         hub.emit(.queued(id))
-        admitQueued()
         return id
+    }
+
+    /// Checks requests the way `add` does, without adding them: a caller can refuse bad
+    /// input before it opens anything.
+    public static func validate(_ requests: [DownloadRequest]) throws(HaulError) {
+        for request in requests { try validate(request) }
     }
 
     static func validate(_ request: DownloadRequest) throws(HaulError) {
@@ -212,6 +276,9 @@ public actor DownloadManager {
         releaseAllWaiters()
         ticker?.cancel()
         ticker = nil
+        flushTask?.cancel()
+        flushTask = nil
+        await flushDirty()
         await transport.shutdown()
         hub.finish()
     }
@@ -222,12 +289,20 @@ public actor DownloadManager {
 }
 
 /// Runs `body` with a manager and always shuts it down afterwards, keeping part files of
-/// anything unfinished.
+/// anything unfinished. With a `stateDirectory`, the manager is opened on that store (see
+/// `DownloadManager.open`); without one, its store lives in memory.
 public func withDownloadManager<T: Sendable>(
+    stateDirectory: URL? = nil,
+    session: String = "default",
     configuration: DownloadManager.Configuration = DownloadManager.Configuration(),
     _ body: (DownloadManager) async throws -> T
 ) async throws -> T {
-    let manager = DownloadManager(configuration: configuration)
+    let manager: DownloadManager
+    if let stateDirectory {
+        manager = try await DownloadManager.open(stateDirectory: stateDirectory, session: session, configuration: configuration)
+    } else {
+        manager = DownloadManager(configuration: configuration)
+    }
     do {
         let result = try await body(manager)
         await manager.shutdown()

@@ -26,6 +26,8 @@ extension DownloadManager {
         public var readTimeout: Duration
         /// The User-Agent header (a request's own header wins). Default `haul/VERSION`.
         public var userAgent: String
+        /// Tests only: makes writes fail (see `WriteFault`).
+        var writeFault: WriteFault?
 
         public init(
             maxConcurrentDownloads: Int = 4,

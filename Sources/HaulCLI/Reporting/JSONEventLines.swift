@@ -26,6 +26,13 @@ enum JSONEventLines {
         let finalURL: String
     }
 
+    struct Checkpointed: Encodable {
+        let event = "checkpointed"
+        let id: String
+        /// Bytes flushed to disk and recorded: a kill -9 from now on loses nothing before this.
+        let durableOffset: Int64
+    }
+
     struct Progress: Encodable {
         let event = "progress"
         let id: String
@@ -44,11 +51,13 @@ enum JSONEventLines {
         let error: ErrorBody
     }
 
-    /// `paused`, `resumed` and `canceled`: only which download.
+    /// `paused`, `resumed` and `canceled`: which download, and for a pause that needs someone
+    /// to act (a full disk), why.
     struct StateChange: Encodable {
         let event: String
         let id: String
         let url: String
+        var reason: ErrorBody? = nil
     }
 
     struct Completed: Encodable {

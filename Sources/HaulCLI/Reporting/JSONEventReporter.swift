@@ -25,6 +25,8 @@ final class JSONEventReporter: DownloadReporter {
             emit(Line.Queued(id: id.description, url: catalog.url(of: id)))
         case .started(let id, let resumedFrom, let finalURL):
             emit(Line.Started(id: id.description, url: catalog.url(of: id), resumedFrom: resumedFrom, finalURL: finalURL.absoluteString))
+        case .checkpointed(let id, let offset):
+            emit(Line.Checkpointed(id: id.description, durableOffset: offset))
         case .progress(let id, let progress):
             emit(Line.Progress(
                 id: id.description, completedBytes: progress.completedBytes,
@@ -33,8 +35,8 @@ final class JSONEventReporter: DownloadReporter {
             emit(Line.Retrying(
                 id: id.description, url: catalog.url(of: id), attempt: attempt,
                 delaySeconds: delay.inSeconds, error: Line.ErrorBody(error)))
-        case .paused(let id):
-            emit(Line.StateChange(event: "paused", id: id.description, url: catalog.url(of: id)))
+        case .paused(let id, let reason):
+            emit(Line.StateChange(event: "paused", id: id.description, url: catalog.url(of: id), reason: reason.map(Line.ErrorBody.init)))
         case .resumed(let id):
             emit(Line.StateChange(event: "resumed", id: id.description, url: catalog.url(of: id)))
         case .canceled(let id):

@@ -22,6 +22,8 @@ final class PlainReporter: DownloadReporter {
             StandardStream.output.writeLine(Self.completedLine(info, path: path))
         case .failed(let info):
             StandardStream.error.writeLine(Self.failedLine(info, url: catalog.url(of: info.id)))
+        case .paused(let id, let reason?):
+            StandardStream.error.writeLine(Self.blockedLine(url: catalog.url(of: id), reason: reason))
         case .retrying(let id, let attempt, let delay, let error):
             guard !quiet else { return }
             StandardStream.error.writeLine(Self.retryingLine(url: catalog.url(of: id), attempt: attempt, delay: delay, error: error))
@@ -43,6 +45,10 @@ final class PlainReporter: DownloadReporter {
 
     static func failedLine(_ info: DownloadInfo, url: String) -> String {
         "failed \(url): \(info.error?.message ?? "unknown error")"
+    }
+
+    static func blockedLine(url: String, reason: HaulError) -> String {
+        "stopped \(url): \(reason.message) (the bytes so far are kept; run the same command again to continue)"
     }
 
     static func retryingLine(url: String, attempt: Int, delay: Duration, error: HaulError) -> String {

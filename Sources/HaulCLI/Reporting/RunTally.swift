@@ -65,6 +65,12 @@ struct RunTally: Sendable {
             setInFlight(info.id, nil)
             setExpected(info.id, nil)
             failures.append(info.error ?? HaulError(.invalidState, "failed without a reason"))
+        case .paused(let id, let reason?):
+            // Blocked (a full disk): this run cannot finish it, so it ends as a failure here;
+            // its durable bytes are kept for the next run.
+            setInFlight(id, nil)
+            setExpected(id, nil)
+            failures.append(reason)
         case .groupProgress(_, let progress):
             bytesPerSecond = progress.bytesPerSecond
         default:

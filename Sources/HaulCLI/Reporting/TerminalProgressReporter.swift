@@ -41,7 +41,10 @@ final class TerminalProgressReporter: DownloadReporter {
         case .failed(let info):
             stopShowing(info.id)
             pending.append((.error, PlainReporter.failedLine(info, url: catalog.url(of: info.id))))
-        case .paused(let id), .canceled(let id):
+        case .paused(let id, let reason?):
+            stopShowing(id)
+            pending.append((.error, PlainReporter.blockedLine(url: catalog.url(of: id), reason: reason)))
+        case .paused(let id, nil), .canceled(let id):
             stopShowing(id)
         case .groupProgress:
             redraw(block: block(tally: tally))

@@ -42,6 +42,12 @@ final class HaulProcess: Sendable {
             throw HaulProcessError("the haul binary was not found; run `swift build --product haul` (or set HAUL_BINARY)")
         }
         var executable = binary.path
+        var arguments = arguments
+        if arguments.first == "get", !arguments.contains("--state-dir") {
+            // Each test's runs share a store of their own, beside (not in) its directory, so
+            // that a re-run continues and nothing leaks into the user's ~/.local/state.
+            arguments.insert(contentsOf: ["--state-dir", directory.path + ".haul-state"], at: 1)
+        }
         var argumentsToPass = arguments
         if inTerminal {
             executable = Self.scriptPath

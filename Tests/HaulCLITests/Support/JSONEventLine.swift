@@ -13,6 +13,7 @@ struct JSONEventLine: Decodable, Sendable {
     let id: String?
     let url: String?
     let resumedFrom: Int64?
+    let durableOffset: Int64?
     let finalURL: String?
     let completedBytes: Int64?
     let expectedBytes: Int64?
@@ -39,6 +40,14 @@ struct JSONEventLine: Decodable, Sendable {
 
 extension ProcessOutput {
     /// Waits for a `--json` progress line at or past `bytes`; nil if the output ended first.
+    /// The first `checkpointed` line: from then on a kill -9 keeps a recorded prefix.
+    func checkpoint() async -> String? {
+        await firstLine { line in
+            guard let event = try? JSONEventLine.decode(line), event.event == "checkpointed" else { return false }
+            return (event.durableOffset ?? 0) > 0
+        }
+    }
+
     func progress(reaching bytes: Int64) async -> String? {
         await firstLine { line in
             guard let event = try? JSONEventLine.decode(line), event.event == "progress" else { return false }

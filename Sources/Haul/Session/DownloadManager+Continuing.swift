@@ -1,0 +1,110 @@
+import Foundation
+
+/// Adding requests that may have been made before (a re-run of the same command, a program
+/// that restarts and asks again), and removing downloads.
+extension DownloadManager {
+    /// Like `add(_:toGroup:)`, but a request for the same bytes and destination as an earlier
+    /// download of this session (same URL, directory, file name and checksums) is not started
+    /// again:
+    /// - queued or running: it joins the group and goes on;
+    /// - paused or failed: it joins the group and is resumed (from its durable bytes);
+    /// - completed, and its file is still as it was placed (same size and modification time):
+    ///   it joins the group as completed, and a `.completed` event is emitted again;
+    /// - completed but the file was deleted or changed since, or canceled: a new download.
+    @discardableResult
+    public func add(_ requests: [DownloadRequest], toGroup name: String, continuingExisting: Bool) async throws(HaulError) -> DownloadGroup {
+        guard continuingExisting else { return try await add(requests, toGroup: name) }
+        for request in requests { try Self.validate(request) }
+        guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
+        if groups[name] == nil { groups[name] = GroupRecord(name: name) }
+        var latest: [RequestIdentity: DownloadID] = [:]
+        for id in order {
+            guard let record = records[id], Self.canContinue(record) else { continue }
+            latest[record.info.request.identity] = id
+        }
+        var fresh: [DownloadID] = []
+        var adopted: [DownloadID] = []
+        var directories = DirectoryCache()
+        for request in requests.map({ directories.normalized($0) }) {
+            if let id = latest.removeValue(forKey: request.identity) {
+                adopted.append(id)
+            } else {
+                fresh.append(insert(request, group: name))
+            }
+        }
+        for id in adopted { move(id, toGroup: name) }
+        try await persistNew(fresh)
+        for id in adopted { continueAdopted(id) }
+        if groups[name]?.unfinished == 0 {
+            hub.emit(.groupCompleted(summary(of: name)))
+        }
+        return DownloadGroup(name: name, manager: self)
+    }
+
+    /// Stops (if needed) and forgets a download, deleting its part file; with `deletingFile`,
+    /// a completed download's file is deleted too, if it is still the file Haul placed.
+    public func remove(_ id: DownloadID, deletingFile: Bool = false) async throws(HaulError) {
+        guard let record = records[id] else { throw unknown(id) }
+        switch record.machine.publicState {
+        case .queued, .running, .paused, .failed:
+            try await cancel(id)
+        case .completed:
+            if deletingFile, let path = record.info.fileURL?.path, Self.placedFileIsIntact(record) {
+                try SystemCalls.removeFile(path)
+            }
+        case .canceled:
+            break
+        }
+        guard let current = records.removeValue(forKey: id) else { return }
+        order.removeAll { $0 == id }
+        dirty.remove(id)
+        if partKeysInUse[current.partKey] == id { partKeysInUse[current.partKey] = nil }
+        if let group = current.info.group {
+            groups[group]?.members.removeAll { $0 == id }
+        }
+        try await store.delete([id])
+    }
+
+    /// Whether a record can stand for a new request equal to its own.
+    private static func canContinue(_ record: Record) -> Bool {
+        switch record.machine.publicState {
+        case .queued, .running, .paused, .failed: return true
+        case .completed: return placedFileIsIntact(record)
+        case .canceled: return false
+        }
+    }
+
+    /// The placed file still has the size and modification time it had when placed.
+    static func placedFileIsIntact(_ record: Record) -> Bool {
+        guard record.info.skipped || record.durable.fileSize != nil else { return false }
+        guard let path = record.info.fileURL?.path, let now = SystemCalls.describe(path) else { return false }
+        if record.info.skipped { return true }
+        guard now.size == record.durable.fileSize, let modified = record.durable.fileModified else { return false }
+        return abs(now.modified - modified.timeIntervalSince1970) < 0.001
+    }
+
+    /// Moves a download into another group, keeping both groups' counts right.
+    private func move(_ id: DownloadID, toGroup name: String) {
+        guard let record = records[id], record.info.group != name else { return }
+        if let old = record.info.group {
+            groups[old]?.members.removeAll { $0 == id }
+            if !record.isFinished { groups[old]?.unfinished -= 1 }
+        }
+        groups[name]?.members.append(id)
+        if !record.isFinished { groups[name]?.unfinished += 1 }
+        records[id]?.info.group = name
+        markDirty(id)
+    }
+
+    private func continueAdopted(_ id: DownloadID) {
+        guard let record = records[id] else { return }
+        switch record.machine.publicState {
+        case .paused, .failed:
+            try? resume(id)
+        case .completed:
+            hub.emit(.completed(currentInfo(record)))
+        case .queued, .running, .canceled:
+            break
+        }
+    }
+}

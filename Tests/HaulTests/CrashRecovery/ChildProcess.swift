@@ -1,0 +1,119 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A child process started with `posix_spawn`: its stdout and stderr as ordered streams of
+/// chunks, and its end as a wait status.
+///
+/// Adapted from HaulCLITests' runner (test targets cannot share files). There, Foundation's
+/// `Process` (terminationHandler plus readabilityHandler) hung most runs of the suite on Linux
+/// once many tests started children at once; this does the little the tests need with plain
+/// system calls instead: close-on-exec pipes (so that no child inherits another test's pipe
+/// and holds its end of file hostage), one blocking reader thread per pipe, and one thread
+/// blocked in `waitpid`. Dedicated threads, not the cooperative pool, because they block.
+final class ChildProcess: Sendable {
+    let pid: pid_t
+    let stdout: AsyncStream<Data>
+    let stderr: AsyncStream<Data>
+    /// Yields the raw wait status once, when the process has ended.
+    let exit: AsyncStream<Int32>
+
+    init(executable: String, arguments: [String]) throws {
+        let stdoutPipe = try Self.makePipe()
+        let stderrPipe = try Self.makePipe()
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, stdoutPipe.write, 1)
+        posix_spawn_file_actions_adddup2(&actions, stderrPipe.write, 2)
+
+        // The child starts with default signal handling and nothing blocked, whatever the
+        // test runner set for itself.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var noneBlocked = sigset_t()
+        sigemptyset(&noneBlocked)
+        posix_spawnattr_setsigmask(&attributes, &noneBlocked)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var spawned: pid_t = 0
+        let result = posix_spawn(&spawned, executable, &actions, &attributes, argv, environ)
+        close(stdoutPipe.write)
+        close(stderrPipe.write)
+        guard result == 0 else {
+            close(stdoutPipe.read)
+            close(stderrPipe.read)
+            throw TestFailure("posix_spawn \(executable) failed: \(String(cString: strerror(result)))")
+        }
+        let pid = spawned
+        self.pid = pid
+        stdout = Self.reader(stdoutPipe.read)
+        stderr = Self.reader(stderrPipe.read)
+        let (exit, exitContinuation) = AsyncStream<Int32>.makeStream()
+        self.exit = exit
+        Thread.detachNewThread {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            exitContinuation.yield(status)
+            exitContinuation.finish()
+        }
+    }
+
+    func send(_ signal: Int32) {
+        kill(pid, signal)
+    }
+
+    /// Exit code when the process exited normally.
+    static func exitCode(_ status: Int32) -> Int32? {
+        (status & 0x7f) == 0 ? (status >> 8) & 0xff : nil
+    }
+
+    /// The signal that ended the process, when one did.
+    static func terminatingSignal(_ status: Int32) -> Int32? {
+        let signal = status & 0x7f
+        return signal != 0 && signal != 0x7f ? signal : nil
+    }
+
+    private static func makePipe() throws -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [0, 0]
+        // pipe2(O_CLOEXEC) is not exported to Swift; the window before fcntl only risks a
+        // delayed end of file, until a child spawned in between exits.
+        #if canImport(Glibc)
+        let created = Glibc.pipe(&fds)
+        #else
+        let created = Darwin.pipe(&fds)
+        #endif
+        guard created == 0 else { throw TestFailure("pipe failed: errno \(errno)") }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        return (fds[0], fds[1])
+    }
+
+    /// Reads `fd` to end of file on its own thread, yielding chunks in order.
+    private static func reader(_ fd: Int32) -> AsyncStream<Data> {
+        let (stream, continuation) = AsyncStream<Data>.makeStream()
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                continuation.yield(Data(buffer[0..<count]))
+            }
+            close(fd)
+            continuation.finish()
+        }
+        return stream
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One run of the `HaulCrashWorker` executable on a batch spec, with its output captured line
+/// by line and a watchdog: if the run is still going after `timeout`, it is killed, which ends
+/// its output and so every wait on it. A hung worker fails the test instead of hanging it.
+final class CrashWorker: Sendable {
+    /// How a run ended.
+    struct Result: Sendable {
+        /// The exit code, or nil when a signal ended the run.
+        let exitCode: Int32?
+        /// The signal that ended the run, if one did.
+        let signal: Int32?
+        let lines: [String]
+        let stderr: String
+        /// True when the watchdog had to kill it (not when the run ended just as time ran out).
+        let timedOut: Bool
+    }
+
+    let stdout = LineLog()
+    let stderr = LineLog()
+    private let child: ChildProcess
+    private let termination: Task<Int32, Never>
+    private let drained: Task<Void, Never>
+    private let watchdog: Task<Bool, Never>
+
+    init(spec: URL, timeout: Duration) throws {
+        guard let binary = Self.binary else {
+            throw TestFailure("HaulCrashWorker was not found; run `swift build --build-tests` (or set HAUL_CRASH_WORKER)")
+        }
+        let child = try ChildProcess(executable: binary.path, arguments: [spec.path])
+        self.child = child
+        let termination = Task {
+            var status: Int32 = 0
+            for await value in child.exit { status = value }
+            return status
+        }
+        self.termination = termination
+        let stdout = self.stdout
+        let stderr = self.stderr
+        self.drained = Task {
+            async let out: Void = Self.pump(child.stdout, into: stdout)
+            async let err: Void = Self.pump(child.stderr, into: stderr)
+            _ = await (out, err)
+        }
+        self.watchdog = Task {
+            let finished = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    _ = await termination.value
+                    return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return false
+                }
+                let first = await group.next() ?? true
+                group.cancelAll()
+                return first
+            }
+            if !finished { child.send(SIGKILL) }
+            return !finished
+        }
+    }
+
+    /// kill -9: no handler runs, nothing is flushed, exactly like a crash.
+    func kill() {
+        child.send(SIGKILL)
+    }
+
+    /// Waits for the run to end and its output to be read to the end.
+    func result() async -> Result {
+        let status = await termination.value
+        await drained.value
+        let signal = ChildProcess.terminatingSignal(status)
+        return Result(
+            exitCode: ChildProcess.exitCode(status),
+            signal: signal,
+            lines: await stdout.lines,
+            stderr: await stderr.text,
+            timedOut: await watchdog.value && signal == SIGKILL)
+    }
+
+    private static func pump(_ chunks: AsyncStream<Data>, into log: LineLog) async {
+        for await chunk in chunks { await log.append(chunk) }
+        await log.finish()
+    }
+
+    /// `swift build --build-tests` puts the worker beside the test runner
+    /// (`.build/<triple>/debug/`); `HAUL_CRASH_WORKER` overrides that, and walking up from this
+    /// file to `.build/debug/` covers runners started from elsewhere.
+    static let binary: URL? = {
+        if let override = ProcessInfo.processInfo.environment["HAUL_CRASH_WORKER"] {
+            return URL(fileURLWithPath: override)
+        }
+        var candidates: [URL] = []
+        let runner = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        // The runner is `…/debug/HaulPackageTests.xctest` (a file on Linux, a bundle on macOS,
+        // where the binary sits at `….xctest/Contents/MacOS/…`).
+        var directory = runner.deletingLastPathComponent()
+        for _ in 0..<4 {
+            candidates.append(directory.appendingPathComponent("HaulCrashWorker"))
+            directory = directory.deletingLastPathComponent()
+        }
+        var packageRoot = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { packageRoot = packageRoot.deletingLastPathComponent() }
+        candidates.append(packageRoot.appendingPathComponent(".build/debug/HaulCrashWorker"))
+        return candidates.first { candidate in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory)
+                && !isDirectory.boolValue && FileManager.default.isExecutableFile(atPath: candidate.path)
+        }
+    }()
+}

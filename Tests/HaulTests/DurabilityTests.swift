@@ -1,0 +1,184 @@
+import Foundation
+@testable import Haul
+import HaulTestServer
+import NIOConcurrencyHelpers
+import Testing
+
+@Suite("Durability")
+struct DurabilityTests {
+    /// A full disk pauses the download with a diskFull reason, keeps its durable bytes, and a resume later completes it exactly.
+    @Test func diskFullPausesAndResumes() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let size = 300_000
+            let diskIsFull = NIOLockedValueBox(true)
+            var configuration = Support.fastConfiguration(checkpointBytes: 32 * 1024)
+            configuration.writeFault = WriteFault { offset in
+                offset >= 100_000 && diskIsFull.withLockedValue { $0 } ? HaulError(.diskFull, "No space left on device") : nil
+            }
+            try await withDownloadManager(configuration: configuration) { manager in
+                let events = manager.events()
+                let id = try await manager.add(Support.request(server, "/file/full.bin", ["size": "\(size)", "seed": "4"], in: dir))
+                let reason = try await Support.firstEvent(in: events) { event -> HaulError? in
+                    if case .paused(id, let reason?) = event { return reason }
+                    return nil
+                }
+                #expect(reason.code == .diskFull)
+                let info = try #require(await manager.info(id))
+                #expect(info.state == .paused)
+                #expect(info.error?.code == .diskFull)
+                #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("full.bin").path), "no truncated final file")
+                #expect(Support.leftovers(dir).count == 1, "the part file is kept")
+
+                diskIsFull.withLockedValue { $0 = false }
+                try await manager.resume(id)
+                let finished = try await manager.finished(id)
+                #expect(finished.state == .completed)
+            }
+            #expect(Support.contents(dir.appendingPathComponent("full.bin")) == TestContent.bytes(seed: 4, size: size))
+            #expect(server.requests(forKey: "/file/full.bin").last?.header("range") != nil, "the resume continued from the kept bytes")
+        }
+    }
+
+    /// A restarted manager finds its downloads and groups again, and continues queued ones in order.
+    @Test func restartFindsDownloadsAndGroups() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            let requests = (0..<5).map { Support.request(server, "/file/q\($0).bin", ["size": "20000", "seed": "\($0)"], in: dir) }
+            var ids: [DownloadID] = []
+            // One slot, held by a slow download, so the group stays queued until it is paused.
+            let configuration = Support.fastConfiguration(maxConcurrent: 1)
+            try await withDownloadManager(stateDirectory: state, configuration: configuration) { manager in
+                let blocker = try await manager.add(Support.request(server, "/file/slow.bin", ["size": "5000000", "rate": "100000"], in: dir))
+                let group = try await manager.add(requests, toGroup: "batch")
+                ids = await group.downloads().map(\.id)
+                for id in ids { try await manager.pause(id) }
+                try await manager.cancel(blocker)
+            }
+            try await withDownloadManager(stateDirectory: state, configuration: configuration) { manager in
+                let group = try #require(await manager.group(named: "batch"))
+                #expect(await group.downloads().map(\.id) == ids)
+                #expect(await group.downloads().allSatisfy { $0.state == .paused })
+                for id in ids { try await manager.resume(id) }
+                let summary = await group.completion
+                #expect(summary.completed.map(\.id).sorted() == ids.sorted())
+            }
+            for n in 0..<5 {
+                #expect(Support.contents(dir.appendingPathComponent("q\(n).bin")) == TestContent.bytes(seed: UInt64(n), size: 20_000))
+            }
+        }
+    }
+
+    /// A download whose part was renamed into place just before a crash is recognised as completed, not fetched again.
+    @Test func crashAfterRenameIsCompleted() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            let request = Support.request(server, "/file/placed.bin", ["size": "1000"], in: dir)
+            let final = dir.appendingPathComponent("placed.bin")
+            _ = FileManager.default.createFile(atPath: final.path, contents: Data(TestContent.bytes(seed: 0, size: 1000)))
+            let found = try #require(SystemCalls.describe(final.path))
+            let store = try DownloadStore.open(directory: state)
+            let id = DownloadID(rawValue: 42)
+            try await store.save([StoredDownload(
+                id: id, session: "default", group: "g", position: 1, request: request,
+                partKey: DownloadManager.partKey(for: request), state: .running, finalURL: nil,
+                validator: .etag("\"x\""), expectedLength: 1000, durableOffset: 0,
+                placement: PlacementIntent(directory: dir.path, name: "placed.bin", policy: .rename,
+                                           device: found.identity.device, inode: found.identity.inode, length: 1000),
+                filePath: nil, fileSize: nil, fileModified: nil, skipped: false, verifiedChecksums: [],
+                error: nil, attempts: 1, createdAt: Date(), updatedAt: Date())])
+            try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
+                let info = try #require(await manager.info(id))
+                #expect(info.state == .completed)
+                #expect(info.fileURL?.path == final.path)
+                #expect(await manager.group(named: "g")?.completion.succeeded == true)
+            }
+            #expect(server.requests(forKey: "/file/placed.bin").isEmpty)
+            #expect(Support.listing(dir) == ["placed.bin"])
+        }
+    }
+
+    /// Adding the same requests again continues unfinished ones, does not fetch completed ones again, and re-fetches a completed one whose file was deleted.
+    @Test func addingAgainContinuesInsteadOfDuplicating() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            let a = Support.request(server, "/file/a.bin", ["size": "3000", "seed": "1"], in: dir)
+            let b = Support.request(server, "/file/b.bin", ["size": "3000", "seed": "2"], in: dir)
+            try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
+                let summary = await (try await manager.add([a, b], toGroup: "run1", continuingExisting: true)).completion
+                #expect(summary.completed.count == 2)
+            }
+            try FileManager.default.removeItem(at: dir.appendingPathComponent("b.bin"))
+            try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
+                let summary = await (try await manager.add([a, b], toGroup: "run2", continuingExisting: true)).completion
+                #expect(summary.completed.count == 2)
+                #expect(await manager.downloads().count == 3, "a was reused; b was downloaded again as a new download")
+            }
+            #expect(server.requests(forKey: "/file/a.bin").count == 1)
+            #expect(server.requests(forKey: "/file/b.bin").count == 2)
+            #expect(Support.listing(dir) == ["a.bin", "b.bin"])
+        }
+    }
+
+    /// Remove forgets a download and deletes its part; with deletingFile, a completed download's file goes too.
+    @Test func removeDeletesPartsAndOptionallyTheFile() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
+                let done = try await manager.add(Support.request(server, "/file/done.bin", ["size": "2000"], in: dir))
+                _ = try await manager.finished(done)
+                let slow = try await manager.add(Support.request(server, "/file/slow.bin", ["size": "5000000", "rate": "200000"], in: dir))
+                try await manager.pause(slow)
+                try await manager.remove(slow)
+                try await manager.remove(done, deletingFile: true)
+                #expect(await manager.downloads().isEmpty)
+                await #expect(throws: HaulError.self) { try await manager.remove(done) }
+            }
+            #expect(Support.listing(dir).isEmpty)
+            try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
+                #expect(await manager.downloads().isEmpty, "removal is durable")
+            }
+        }
+    }
+}
+
+@Suite("Durability: whole parts")
+struct WholePartTests {
+    /// A download whose every byte is on disk but whose placement failed fetches only the last byte again when resumed, not the whole file.
+    @Test func resumingACompletePartRefetchesOneByte() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let size = 50_000
+            let taken = dir.appendingPathComponent("x.bin")
+            _ = FileManager.default.createFile(atPath: taken.path, contents: Data("taken".utf8))
+            try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
+                // Throttled to about half a second, so the name is taken long before placement.
+                let request = Support.request(server, "/file/x.bin", ["size": "\(size)", "seed": "8", "rate": "100000"], in: dir, name: "x.bin", policy: .fail)
+                // The name is taken only after the bytes arrived: skip the up-front check.
+                try FileManager.default.removeItem(at: taken)
+                let events = manager.events()
+                let id = try await manager.add(request)
+                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                    if case .started(id, _, _) = event { return true }
+                    return nil
+                }
+                _ = FileManager.default.createFile(atPath: taken.path, contents: Data("taken".utf8))
+                let failed = try await manager.finished(id)
+                try #require(failed.state == .failed)
+                #expect(failed.error?.code == .fileExists)
+                try FileManager.default.removeItem(at: taken)
+                try await manager.resume(id)
+                let resumed = try await manager.finished(id)
+                #expect(resumed.state == .completed)
+                let requests = server.requests(forKey: "/file/x.bin")
+                #expect(requests.map(\.status) == [200, 206])
+                #expect(requests.last?.header("range") == "bytes=\(size - 1)-")
+            }
+            #expect(Support.contents(taken) == TestContent.bytes(seed: 8, size: size))
+        }
+    }
+}
