@@ -59,10 +59,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Helpers shared by the test targets (test targets cannot import one another).
+        .target(
+            name: "HaulTestSupport",
+            path: "Tests/HaulTestSupport"
+        ),
         .testTarget(
             name: "HaulTests",
             dependencies: [
-                "Haul", "HaulTestServer", "HaulCrashWorker",
+                "Haul", "HaulTestServer", "HaulCrashWorker", "HaulTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
@@ -71,7 +76,7 @@ let package = Package(
         // product; HaulTests depends on it so that `swift build --build-tests` builds it.
         .executableTarget(
             name: "HaulCrashWorker",
-            dependencies: ["Haul"],
+            dependencies: ["Haul", "HaulTestSupport"],
             path: "Tests/HaulCrashWorker"
         ),
         // bench/queue-scale.sh: what 100,000 queued downloads cost. Not a product.
@@ -90,7 +95,7 @@ let package = Package(
         .testTarget(
             name: "HaulCLITests",
             dependencies: [
-                "HaulCLI", "HaulTestServer",
+                "HaulCLI", "HaulTestServer", "HaulTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

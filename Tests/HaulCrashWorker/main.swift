@@ -26,35 +26,15 @@
 
 import Foundation
 import Haul
+import HaulTestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// The batch, as the test writes it. The test target keeps its own copy of these fields
-/// (`CrashBatchSpec`): a test cannot import an executable's types without linking its
-/// `main`, and the format is small enough to keep in step by hand.
-struct BatchSpec: Decodable {
-    struct Group: Decodable {
-        var name: String
-        var files: [File]
-    }
-
-    struct File: Decodable {
-        var url: String
-        var name: String
-        var sha256: String
-        var priority: Int
-    }
-
-    var stateDirectory: String
-    var downloadDirectory: String
-    var checkpointBytes: Int64
-    var checkpointIntervalMilliseconds: Int
-    var maxConcurrentDownloads: Int
-    var groups: [Group]
-}
+/// The batch, as the test writes it.
+typealias BatchSpec = CrashBatchSpec
 
 /// Writes one line to standard output at once: unbuffered, because the test acts on each
 /// line as it arrives and a killed process cannot flush a buffer.

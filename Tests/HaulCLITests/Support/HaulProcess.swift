@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -60,34 +61,14 @@ final class HaulProcess: Sendable {
         self.child = child
         let stdout = self.stdout
         let stderr = self.stderr
-        let termination = Task {
-            var status: Int32 = 0
-            for await value in child.exit { status = value }
-            return status
-        }
+        let termination = child.terminationTask()
         self.termination = termination
         self.drained = Task {
             async let out: Void = Self.pump(child.stdout, into: stdout)
             async let err: Void = Self.pump(child.stderr, into: stderr)
             _ = await (out, err)
         }
-        self.watchdog = Task {
-            let finished = await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    _ = await termination.value
-                    return true
-                }
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return false
-                }
-                let first = await group.next() ?? true
-                group.cancelAll()
-                return first
-            }
-            if !finished { child.send(SIGKILL) }
-            return !finished
-        }
+        self.watchdog = child.watchdog(termination, timeout: timeout)
     }
 
     /// Runs `haul ARGUMENTS` to the end.

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import HaulTestServer
 
 /// The mixed batch the crash test downloads: several groups, each with one large throttled
@@ -85,27 +86,4 @@ struct CrashBatch {
             })
         try JSONEncoder().encode(spec).write(to: url)
     }
-}
-
-/// The worker's input. Its decoder (`BatchSpec` in Tests/HaulCrashWorker/main.swift) has the
-/// same fields: keep the two in step.
-struct CrashBatchSpec: Encodable {
-    struct Group: Encodable {
-        var name: String
-        var files: [File]
-    }
-
-    struct File: Encodable {
-        var url: String
-        var name: String
-        var sha256: String
-        var priority: Int
-    }
-
-    var stateDirectory: String
-    var downloadDirectory: String
-    var checkpointBytes: Int64
-    var checkpointIntervalMilliseconds: Int
-    var maxConcurrentDownloads: Int
-    var groups: [Group]
 }
