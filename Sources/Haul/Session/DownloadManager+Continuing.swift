@@ -18,20 +18,31 @@ extension DownloadManager {
         guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
         if groups[name] == nil { groups[name] = GroupRecord(name: name) }
         var latest: [RequestIdentity: DownloadID] = [:]
+        var spent: [RequestIdentity: [DownloadID]] = [:]
         for id in order {
-            guard let record = records[id], Self.canContinue(record) else { continue }
-            latest[record.info.request.identity] = id
+            guard let record = records[id] else { continue }
+            if Self.canContinue(record) {
+                latest[record.info.request.identity] = id
+            } else {
+                spent[record.info.request.identity, default: []].append(id)
+            }
         }
         var fresh: [DownloadID] = []
         var adopted: [DownloadID] = []
+        var replaced: [DownloadID] = []
         var directories = DirectoryCache()
         for request in requests.map({ directories.normalized($0) }) {
             if let id = latest.removeValue(forKey: request.identity) {
                 adopted.append(id)
             } else {
+                // Earlier records of this request that can never be used again (canceled, or
+                // completed but the file changed since) are replaced, so that running the same
+                // command again and again does not grow the store.
+                replaced += spent.removeValue(forKey: request.identity) ?? []
                 fresh.append(insert(request, group: name))
             }
         }
+        for id in replaced { try await remove(id) }
         for id in adopted { move(id, toGroup: name) }
         try await persistNew(fresh)
         for id in adopted { continueAdopted(id) }
