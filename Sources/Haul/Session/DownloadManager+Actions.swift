@@ -16,7 +16,8 @@ extension DownloadManager {
 
     func perform(_ action: DownloadStateMachine.Action, for id: DownloadID) {
         switch action {
-        case .none, .rejected, .stopTransfer: break
+        // Starting is not worth a write: recovery treats running and queued alike.
+        case .none, .rejected, .stopTransfer, .startTransfer: break
         default: markDirty(id)
         }
         switch action {

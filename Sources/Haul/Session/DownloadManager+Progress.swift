@@ -14,31 +14,32 @@ extension DownloadManager {
     }
 
     /// Emits one round of progress. Returns false (and forgets the ticker) when idle.
+    ///
+    /// Only running downloads are visited (at most the concurrency limit), and records are
+    /// changed in place: with thousands queued, a tick must not copy every record.
     func tick() -> Bool {
         let now = ContinuousClock.now
         var touchedGroups: Set<String> = []
-        var anyActive = false
-        for (id, record) in records where record.machine.holdsSlot {
-            anyActive = true
-            var updated = record
-            guard let live = record.live?.snapshot else { continue }
-            let speed = updated.speed.sample(bytes: live.completedBytes, at: now)
+        let running = Array(scheduler.runningHosts.keys)
+        for id in running {
+            guard let live = records[id]?.live?.snapshot else { continue }
+            let speed = records[id]?.speed.sample(bytes: live.completedBytes, at: now) ?? 0
             let progress = TransferProgress(
                 completedBytes: live.completedBytes,
-                expectedBytes: live.expectedBytes ?? record.info.progress.expectedBytes,
+                expectedBytes: live.expectedBytes ?? records[id]?.info.progress.expectedBytes,
                 bytesPerSecond: speed)
-            updated.info.progress = progress
-            records[id] = updated
+            records[id]?.info.progress = progress
             hub.emit(.progress(id, progress))
-            if let group = record.info.group { touchedGroups.insert(group) }
+            if let group = records[id]?.info.group { touchedGroups.insert(group) }
         }
         for name in touchedGroups.sorted() {
             hub.emit(.groupProgress(name, groupProgress(name)))
         }
-        if anyActive || !touchedGroups.isEmpty {
+        if !running.isEmpty {
             hub.emit(.overallProgress(aggregate(order)))
+        } else {
+            ticker = nil
         }
-        if !anyActive { ticker = nil }
-        return anyActive
+        return !running.isEmpty
     }
 }
