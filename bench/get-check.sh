@@ -5,12 +5,10 @@
 # Usage: bench/get-check.sh [WORKDIR]   (needs ~3 GiB free; WORKDIR defaults to /tmp/haul-get-check)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-source "$here/nginx.sh"
+source "$here/common.sh"
 ensure_peers
 work=${1:-/tmp/haul-get-check}
-export PATH="/opt/swift/usr/bin:$PATH"
-(cd "$here/.." && swift build -c release --product haul >/dev/null)
-haul="$here/../.build/release/haul"
+build_haul
 
 mkdir -p "$work/corpus/small"
 if [ ! -f "$work/corpus/big.bin" ]; then

@@ -7,12 +7,10 @@
 # Usage: bench/splice-check.sh [WORKDIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-source "$here/nginx.sh"
+source "$here/common.sh"
 ensure_peers
 work=${1:-/tmp/haul-splice-check}
-export PATH="/opt/swift/usr/bin:$PATH"
-(cd "$here/.." && swift build -c release --product haul >/dev/null)
-haul="$here/../.build/release/haul"
+build_haul
 size=$((64 << 20))
 
 rm -rf "$work" && mkdir -p "$work/www"
@@ -34,7 +32,8 @@ run_case() { # tool signal
         curl)   first=(curl -s -o "$out/file.bin" "$url");          again=(curl -s -C - -o "$out/file.bin" "$url") ;;
         wget)   first=(wget -q -O "$out/file.bin" "$url");          again=(wget -q -c -O "$out/file.bin" "$url") ;;
         aria2c) first=(aria2c -q -d "$out" -o file.bin "$url");     again=(aria2c -q -c -d "$out" -o file.bin "$url") ;;
-        haul)   first=("$haul" get -q -d "$out" "$url");            again=("$haul" get -q -d "$out" "$url") ;;
+        haul)   first=("$haul" get -q --state-dir "$out.state" -d "$out" "$url")
+                again=("$haul" get -q --state-dir "$out.state" -d "$out" "$url") ;;
     esac
     "${first[@]}" & local pid=$!
     # Interrupt once 24 MiB are on disk (past Haul's 16 MiB checkpoint).

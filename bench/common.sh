@@ -1,4 +1,5 @@
-# Helpers to serve a directory with nginx on 127.0.0.1 only. Source this file.
+# Helpers for the bench scripts: nginx on 127.0.0.1 only, the peers, and a release haul.
+# Source this file.
 # nginx_start ROOT PORT [EXTRA_LOCATION_CONFIG] → starts nginx in the background, sets NGINX_DIR.
 nginx_start() {
     local root=$1 port=$2 extra=${3:-}
@@ -49,4 +50,13 @@ ensure_peers() {
     if [ ${#missing[@]} -gt 0 ]; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx curl aria2 >/dev/null
     fi
+}
+
+# Builds haul in release mode and sets $haul to it.
+build_haul() {
+    export PATH="/opt/swift/usr/bin:$PATH"
+    local root
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+    (cd "$root" && swift build -c release --product haul >/dev/null)
+    haul="$root/.build/release/haul"
 }
