@@ -35,7 +35,7 @@ public struct RetryPolicy: Sendable, Hashable {
             return min(max(retryAfter, .zero), maxRetryAfter)
         }
         let exponent = Double(max(0, nextAttempt - 2))
-        let backoff = min(Self.seconds(baseDelay) * pow(2, exponent), Self.seconds(maxDelay))
+        let backoff = min(baseDelay.inSeconds * pow(2, exponent), maxDelay.inSeconds)
         // "Equal jitter": between half and the whole backoff.
         let jittered = backoff * (0.5 + 0.5 * min(max(jitter, 0), 1))
         return .milliseconds(Int64(jittered * 1000))
@@ -47,11 +47,6 @@ public struct RetryPolicy: Sendable, Hashable {
         if let seconds = Int64(trimmed), seconds >= 0 { return .seconds(seconds) }
         guard let date = HTTPDate.parse(trimmed) else { return nil }
         return .milliseconds(Int64(max(0, date.timeIntervalSince(now)) * 1000))
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let parts = duration.components
-        return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 }
 

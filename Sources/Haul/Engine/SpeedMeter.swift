@@ -15,7 +15,7 @@ struct SpeedMeter: Sendable {
         defer { lastBytes = bytes; lastTime = time }
         guard let previousBytes = lastBytes, let previousTime = lastTime else { return bytesPerSecond }
         let elapsed = previousTime.duration(to: time)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.inSeconds
         guard seconds > 0 else { return bytesPerSecond }
         // A restart from zero makes the delta negative: that is not negative speed.
         let instant = Double(max(0, bytes - previousBytes)) / seconds

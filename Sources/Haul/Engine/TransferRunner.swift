@@ -33,7 +33,11 @@ struct TransferRunner: Sendable {
         } catch {
             await checkpointIfPossible(state, reporter: reporter)
             state.part.close()
-            if Task.isCancelled || error.code == .canceled { return .stopped }
+            if Task.isCancelled { return .stopped }
+            if error.code == .canceled {
+                // Cancelled inside the HTTP client, not by Haul: a broken transfer, retried.
+                return .failed(HaulError(.connectionFailed, error.message))
+            }
             return .failed(error)
         }
     }
@@ -111,7 +115,7 @@ struct TransferRunner: Sendable {
                 throw HaulError(.checksumMismatch, "\(state.request.url): \(wanted.algorithm.rawValue) is \(actual), expected \(wanted.hex)")
             }
         }
-        if state.bytesOnDisk >= syncBeforePlacementThreshold { try state.part.sync() }
+        if state.bytesOnDisk >= syncBeforePlacementThreshold { try await sync(state.part) }
         let identity = try state.part.identity()
         state.part.close()
         let name = FileNaming.resolveName(

@@ -145,11 +145,6 @@ extension DownloadManager {
         case .stopped:
             outcome = .stopped
         }
-        if case .running = record.machine.state, case .stopped = outcome {
-            // Only shutdown's own cancellation reaches a running download this way; treat
-            // it as the pause it is.
-            _ = record.machine.pause()
-        }
         let action = record.machine.transferEnded(outcome)
         records[id] = record
         perform(action, for: id)

@@ -66,13 +66,7 @@ extension DownloadManager {
         case .canceled:
             break
         }
-        guard let current = records.removeValue(forKey: id) else { return }
-        order.removeAll { $0 == id }
-        dirty.remove(id)
-        if partKeysInUse[current.partKey] == id { partKeysInUse[current.partKey] = nil }
-        if let group = current.info.group {
-            groups[group]?.members.removeAll { $0 == id }
-        }
+        forget(id)
         try await store.delete([id])
     }
 

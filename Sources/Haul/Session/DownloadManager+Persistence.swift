@@ -16,7 +16,7 @@ struct DurableFields: Sendable, Hashable {
 extension DownloadManager {
     static let storeFlushInterval: Duration = .milliseconds(50)
 
-    /// Writes new downloads in one transaction, then lets the scheduler start them.
+    /// Writes new downloads in one transaction, then queues them for the scheduler.
     func persistNew(_ ids: [DownloadID]) async throws(HaulError) {
         let rows = ids.compactMap { records[$0].map(storedDownload) }
         do {
@@ -25,6 +25,11 @@ extension DownloadManager {
             // Not recorded, so not accepted: take them back out.
             for id in ids { forget(id) }
             throw error
+        }
+        for id in ids {
+            guard let record = records[id] else { continue }
+            scheduler.enqueue(id, host: record.host, priority: record.info.request.priority)
+            hub.emit(.queued(id))
         }
         admitQueued()
     }
@@ -92,15 +97,16 @@ extension DownloadManager {
             attempts: info.attempts, createdAt: record.createdAt, updatedAt: Date())
     }
 
-    /// Removes a record from memory (used when it could not be stored).
-    private func forget(_ id: DownloadID) {
+    /// Removes a record from memory and from every index (not from the store).
+    func forget(_ id: DownloadID) {
         guard let record = records.removeValue(forKey: id) else { return }
         scheduler.dequeue(id)
         order.removeAll { $0 == id }
+        dirty.remove(id)
         if partKeysInUse[record.partKey] == id { partKeysInUse[record.partKey] = nil }
         if let group = record.info.group {
             groups[group]?.members.removeAll { $0 == id }
-            groups[group]?.unfinished -= 1
+            if !record.isFinished { groups[group]?.unfinished -= 1 }
         }
     }
 }

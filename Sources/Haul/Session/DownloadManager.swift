@@ -147,8 +147,9 @@ public actor DownloadManager {
         groups[name] == nil ? nil : DownloadGroup(name: name, manager: self)
     }
 
-    /// Creates the record and queues it. Admission waits for `persistNew`, so that no
-    /// transfer starts before its download is in the store.
+    /// Creates the record; `persistNew` queues it once it is stored, so that no transfer can
+    /// start (not even through a slot freed while the store is written) before its download
+    /// is in the store.
     func insert(_ request: DownloadRequest, group: String?) -> DownloadID {
         var id = DownloadID.random()
         while records[id] != nil { id = DownloadID.random() }
@@ -162,8 +163,6 @@ public actor DownloadManager {
             position: lastPosition, createdAt: Date())
         order.append(id)
         if let group { groups[group]!.memberAdded(id) }
-        scheduler.enqueue(id, host: host, priority: request.priority)
-        hub.emit(.queued(id))
         return id
     }
 

@@ -40,8 +40,8 @@ final class HTTPTransport: Sendable {
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: HTTPClient.Configuration.Timeout(
-                connect: .nanoseconds(Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000),
-                read: .nanoseconds(Int64(configuration.readTimeout.components.seconds) * 1_000_000_000)),
+                connect: .nanoseconds(configuration.connectTimeout.inNanoseconds),
+                read: .nanoseconds(configuration.readTimeout.inNanoseconds)),
             decompression: .disabled)
         clientConfiguration.connectionPool = HTTPClient.Configuration.ConnectionPool(
             idleTimeout: .seconds(60),
