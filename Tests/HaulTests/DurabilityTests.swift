@@ -82,8 +82,8 @@ struct DurabilityTests {
             let store = try DownloadStore.open(directory: state)
             let id = DownloadID(rawValue: 42)
             try await store.save([StoredDownload(
-                id: id, session: "default", group: "g", position: 1, request: request,
-                partKey: DownloadManager.partKey(for: request), state: .running, finalURL: nil,
+                id: id, session: "default", group: "g", position: 1, kept: KeptRequest(request),
+                partKey: PartKey(for: request).description, state: .running, finalURL: nil,
                 validator: .etag("\"x\""), expectedLength: 1000, durableOffset: 0,
                 placement: PlacementIntent(directory: dir.path, name: "placed.bin", policy: .rename,
                                            device: found.identity.device, inode: found.identity.inode, length: 1000),

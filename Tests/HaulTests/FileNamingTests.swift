@@ -1,4 +1,5 @@
 import Foundation
+import Crypto
 import Testing
 @testable import Haul
 
@@ -129,5 +130,29 @@ struct ChecksumTests {
         #expect(id.description == "00000000000000ab")
         #expect(DownloadID(id.description) == id)
         #expect(DownloadID("xyz") == nil)
+    }
+}
+
+/// Part keys are the names of files on disk that a later process must find again.
+@Suite struct PartKeyTests {
+    /// A key reads back from its text, with and without an owner, and nothing else reads as one.
+    @Test func roundTrip() throws {
+        let request = DownloadRequest(url: URL(string: "https://example.com/a.bin")!, directory: URL(fileURLWithPath: "/tmp"))
+        let key = PartKey(for: request)
+        #expect(key.description.utf8.count == 16)
+        #expect(PartKey(parsing: key.description) == key)
+        let owned = key.owned(by: DownloadID(rawValue: 0xABC))
+        #expect(owned.description == key.description + "-0000000000000abc")
+        #expect(PartKey(parsing: owned.description) == owned)
+        for bad in ["", "xyz", "0123456789abcdef-", "0123456789abcdef-12", "0123456789abcde", "0123456789abcdef-0000000000000abc-1"] {
+            #expect(PartKey(parsing: bad) == nil)
+        }
+    }
+
+    /// The key is the first eight bytes of SHA-256 of the URL and name, as earlier versions named part files.
+    @Test func derivedFromURLAndName() {
+        let request = DownloadRequest(url: URL(string: "http://h/x")!, directory: URL(fileURLWithPath: "/tmp"), fileName: "y")
+        let digest = SHA256.hash(data: Data("http://h/x\ny".utf8))
+        #expect(PartKey(for: request).description == digest.prefix(8).map { String(format: "%02x", $0) }.joined())
     }
 }

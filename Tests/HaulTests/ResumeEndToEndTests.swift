@@ -143,14 +143,14 @@ struct ResumeEndToEndTests {
             var ids: [DownloadID] = []
             for (index, (name, recorded, garbage)) in [("t1.bin", 20_000, 5_000), ("t2.bin", size, 0)].enumerated() {
                 let request = Support.request(server, "/file/\(name)", ["size": "\(size)", "seed": "70"], in: dir)
-                let key = DownloadManager.partKey(for: request)
+                let key = PartKey(for: request).description
                 let part = PartFile(directory: dir.path, key: key)
                 let onDisk = Array(bytes[0..<recorded]) + [UInt8](repeating: 0xEE, count: garbage)
                 _ = FileManager.default.createFile(atPath: part.path, contents: Data(onDisk))
                 let id = DownloadID(rawValue: UInt64(index + 1))
                 ids.append(id)
                 try await store.save([StoredDownload(
-                    id: id, session: "default", group: nil, position: Int64(index + 1), request: request, partKey: key,
+                    id: id, session: "default", group: nil, position: Int64(index + 1), kept: KeptRequest(request), partKey: key,
                     state: .running, finalURL: nil, validator: .etag("\"s70-v0-\(size)\""), expectedLength: Int64(size),
                     durableOffset: Int64(recorded), placement: nil, filePath: nil, fileSize: nil, fileModified: nil,
                     skipped: false, verifiedChecksums: [], error: nil, attempts: 1, createdAt: Date(), updatedAt: Date())])

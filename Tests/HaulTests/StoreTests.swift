@@ -17,9 +17,9 @@ struct StoreTests {
             session: session,
             group: group,
             position: position ?? Int64(n),
-            request: DownloadRequest(
+            kept: KeptRequest(DownloadRequest(
                 url: URL(string: "https://example.com/files/\(n).bin")!,
-                directory: URL(fileURLWithPath: "/srv/downloads", isDirectory: true)),
+                directory: URL(fileURLWithPath: "/srv/downloads", isDirectory: true))),
             partKey: "key\(n)",
             state: .queued,
             finalURL: nil,
@@ -47,7 +47,7 @@ struct StoreTests {
             session: "com.example.background",
             group: "nightly ✓",
             position: Int64.max - 1,
-            request: DownloadRequest(
+            kept: KeptRequest(DownloadRequest(
                 url: URL(string: "https://user@example.com:8443/a%20b/c.iso?x=1&y=%C3%BC#frag")!,
                 directory: URL(fileURLWithPath: "/tmp/haul dir/ü", isDirectory: true),
                 fileName: "c d \"quoted\".iso",
@@ -56,7 +56,7 @@ struct StoreTests {
                 checksums: [sha256, md5],
                 priority: -7,
                 conflictPolicy: .overwrite,
-                metadata: ["owner": "ci", "note": "line\nbreak", "": "empty key"]),
+                metadata: ["owner": "ci", "note": "line\nbreak", "": "empty key"])),
             partKey: "0123456789abcdef",
             state: .failed,
             finalURL: URL(string: "https://cdn.example.net/c.iso?token=abc"),

@@ -23,7 +23,9 @@ struct DownloadStateMachine: Sendable {
         case stopping(StopReason)
         case paused
         case completed
-        case failed(HaulError)
+        /// Indirect, so that the state of each of 100,000 queued downloads stays a few bytes
+        /// instead of carrying room for an error inline.
+        indirect case failed(HaulError)
         case canceled
     }
 

@@ -91,11 +91,7 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
 
     /// What makes two requests the same download: the bytes asked for and where they go.
     /// Headers (tokens change between runs), priority and metadata are not part of it.
-    var identity: RequestIdentity {
-        RequestIdentity(
-            url: url.absoluteString, directory: directory.standardizedFileURL.path,
-            fileName: fileName, checksums: checksums.sorted { $0.description < $1.description })
-    }
+    var identity: RequestIdentity { KeptRequest(self).identity }
 }
 
 /// Normalises the directories of a batch of requests with one URL per distinct directory:

@@ -86,9 +86,9 @@ extension DownloadManager {
             for waiter in waiters { waiter.resume(returning: summary) }
         }
         for id in order {
-            guard let record = records[id], !record.finishWaiters.isEmpty else { continue }
-            records[id]?.finishWaiters = []
-            for waiter in record.finishWaiters { waiter.resume(returning: currentInfo(record)) }
+            guard let record = records[id], !record.details.finishWaiters.isEmpty else { continue }
+            records[id]?.details.finishWaiters = []
+            for waiter in record.details.finishWaiters { waiter.resume(returning: currentInfo(record)) }
         }
     }
 
@@ -113,7 +113,7 @@ extension DownloadManager {
         for id in ids {
             // Only the progress is read: copying whole records here, for every member on
             // every tick, was the main cost of a run with thousands of downloads.
-            guard let progress = records[id]?.info.progress else { continue }
+            guard let progress = records[id]?.details.progress else { continue }
             total.completedBytes += progress.completedBytes
             total.bytesPerSecond += progress.bytesPerSecond
             if let expected = progress.expectedBytes, let sum = total.expectedBytes {

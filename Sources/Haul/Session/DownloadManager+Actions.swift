@@ -26,28 +26,28 @@ extension DownloadManager {
         case .startTransfer(let attempt):
             startTransfer(id, attempt: attempt)
         case .stopTransfer:
-            records[id]?.task?.cancel()
+            records[id]?.details.task?.cancel()
         case .scheduleRetry(let attempt, let delay):
             scheduleRetry(id, attempt: attempt, delay: delay)
         case .cancelRetryAndPause:
-            records[id]?.retryTimer?.cancel()
-            records[id]?.retryTimer = nil
+            records[id]?.details.retryTimer?.cancel()
+            records[id]?.details.retryTimer = nil
             releaseSlot(id)
             hub.emit(.paused(id, reason: nil))
         case .cancelRetryAndDiscard:
-            records[id]?.retryTimer?.cancel()
-            records[id]?.retryTimer = nil
+            records[id]?.details.retryTimer?.cancel()
+            records[id]?.details.retryTimer = nil
             releaseSlot(id)
             discard(id)
         case .reportPaused:
             releaseSlot(id)
-            records[id]?.info.progress.bytesPerSecond = 0
+            records[id]?.details.progress.bytesPerSecond = 0
             hub.emit(.paused(id, reason: nil))
             wakeStopWaiters(id)
         case .reportPausedBecause(let error):
             releaseSlot(id)
-            records[id]?.info.error = error
-            records[id]?.info.progress.bytesPerSecond = 0
+            records[id]?.details.error = error
+            records[id]?.details.progress.bytesPerSecond = 0
             hub.emit(.paused(id, reason: error))
             wakeStopWaiters(id)
         case .discardAndReportCanceled:
@@ -62,8 +62,8 @@ extension DownloadManager {
             wakeStopWaiters(id)
         case .reportFailed(let error):
             releaseSlot(id)
-            records[id]?.info.error = error
-            records[id]?.info.progress.bytesPerSecond = 0
+            records[id]?.details.error = error
+            records[id]?.details.progress.bytesPerSecond = 0
             guard let record = records[id] else { return }
             hub.emit(.failed(currentInfo(record)))
             finish(id)
@@ -73,9 +73,9 @@ extension DownloadManager {
                 records[id]?.isFinished = false
                 if groupOf(id) != nil { groupMemberReopened(id) }
             }
-            partKeysInUse[record.partKey] = id
-            records[id]?.info.error = nil
-            scheduler.enqueue(id, host: record.host, priority: record.info.request.priority)
+            if record.partKey.owner == nil { partKeysInUse[record.partKey.base] = id }
+            records[id]?.details.error = nil
+            scheduler.enqueue(id, host: record.host, priority: record.kept.priority)
             hub.emit(.resumed(id))
             admitQueued()
         }
@@ -83,15 +83,15 @@ extension DownloadManager {
 
     private func startTransfer(_ id: DownloadID, attempt: Int) {
         guard var record = records[id] else { return }
-        var transfer = record.transfer ?? TransferState(
-            request: record.info.request, partKey: record.partKey, validator: record.durable.validator,
-            expectedLength: record.durable.expectedLength, durableOffset: record.durable.durableOffset,
-            finalURL: record.info.finalURL)
-        record.transfer = nil
-        record.info.attempts += 1
+        var transfer = record.details.transfer ?? TransferState(
+            request: record.kept.request, partKey: record.partKey.description, validator: record.details.durable.validator,
+            expectedLength: record.details.durable.expectedLength, durableOffset: record.details.durable.durableOffset,
+            finalURL: record.details.finalURL)
+        record.details.transfer = nil
+        record.details.attempts += 1
         let runner = self.runner
-        let live = record.live ?? LiveTransfer()
-        record.live = live
+        let live = record.details.live ?? LiveTransfer()
+        record.details.live = live
         let hub = self.hub
         let reporter = TransferReporter(
             started: { resumedFrom, finalURL in
@@ -99,7 +99,7 @@ extension DownloadManager {
             },
             checkpoint: { checkpoint in await self.recordCheckpoint(id, checkpoint) },
             willPlace: { (intent) async throws(HaulError) in try await self.recordPlacement(id, intent) })
-        record.task = Task {
+        record.details.task = Task {
             let result = await runner.run(&transfer, live: live, reporter: reporter)
             self.transferEnded(id, transfer: transfer, result: result)
         }
@@ -109,38 +109,38 @@ extension DownloadManager {
 
     private func transferEnded(_ id: DownloadID, transfer: TransferState, result: TransferResult) {
         guard var record = records[id] else { return }
-        record.transfer = transfer
-        record.task = nil
-        record.info.finalURL = transfer.finalURL ?? record.info.finalURL
-        if let snapshot = record.live?.snapshot {
-            record.info.progress.completedBytes = snapshot.completedBytes
-            record.info.progress.expectedBytes = snapshot.expectedBytes ?? record.info.progress.expectedBytes
+        record.details.transfer = transfer
+        record.details.task = nil
+        record.details.finalURL = transfer.finalURL ?? record.details.finalURL
+        if let snapshot = record.details.live?.snapshot {
+            record.details.progress.completedBytes = snapshot.completedBytes
+            record.details.progress.expectedBytes = snapshot.expectedBytes ?? record.details.progress.expectedBytes
         }
         let outcome: DownloadStateMachine.TransferOutcome
         switch result {
         case .completed(let placement, let checksums, let bytes):
-            record.info.fileURL = URL(fileURLWithPath: placement.path)
+            record.details.fileURL = URL(fileURLWithPath: placement.path)
             // Size and mtime as placed: a later change by someone else is noticed by them.
             let placed = SystemCalls.describe(placement.path)
-            record.durable.fileSize = placed?.size
-            record.durable.fileModified = placed.map { Date(timeIntervalSince1970: $0.modified) }
-            record.durable.expectedLength = bytes
-            record.durable.durableOffset = bytes
-            record.info.skipped = placement.skipped
-            record.info.verifiedChecksums = checksums
-            record.info.error = nil
-            record.info.progress = TransferProgress(completedBytes: bytes, expectedBytes: bytes)
+            record.details.durable.fileSize = placed?.size
+            record.details.durable.fileModified = placed.map { Date(timeIntervalSince1970: $0.modified) }
+            record.details.durable.expectedLength = bytes
+            record.details.durable.durableOffset = bytes
+            record.details.skipped = placement.skipped
+            record.details.verifiedChecksums = checksums
+            record.details.error = nil
+            record.details.progress = TransferProgress(completedBytes: bytes, expectedBytes: bytes)
             // The part file and its state are spent.
-            record.transfer = nil
+            record.details.transfer = nil
             outcome = .succeeded
         case .failed(let error) where error.code == .diskFull || error.code == .fileSystem:
             // Retrying cannot help until someone frees space or fixes the file system: wait
             // paused with every durable byte kept, and say why.
             outcome = .blocked(error)
         case .failed(let error):
-            record.info.error = error
+            record.details.error = error
             let delay = configuration.retry.delay(
-                after: error, nextAttempt: record.info.attempts + 1, jitter: Double.random(in: 0..<1))
+                after: error, nextAttempt: record.details.attempts + 1, jitter: Double.random(in: 0..<1))
             outcome = .failed(error, retryDelay: delay)
         case .stopped:
             outcome = .stopped
@@ -151,9 +151,9 @@ extension DownloadManager {
     }
 
     private func scheduleRetry(_ id: DownloadID, attempt: Int, delay: Duration) {
-        guard let error = records[id]?.info.error else { return }
+        guard let error = records[id]?.details.error else { return }
         hub.emit(.retrying(id, attempt: attempt, delay: delay, error: error))
-        records[id]?.retryTimer = Task {
+        records[id]?.details.retryTimer = Task {
             do { try await Task.sleep(for: delay) } catch { return }
             self.retryTimerFired(id)
         }
@@ -162,7 +162,7 @@ extension DownloadManager {
     private func retryTimerFired(_ id: DownloadID) {
         // A timer canceled after it woke must not restart a download that was paused meanwhile.
         guard var record = records[id], case .waitingToRetry = record.machine.state, !Task.isCancelled else { return }
-        record.retryTimer = nil
+        record.details.retryTimer = nil
         let action = record.machine.retryTimerFired()
         records[id] = record
         perform(action, for: id)
@@ -176,10 +176,10 @@ extension DownloadManager {
 
     private func discard(_ id: DownloadID) {
         guard let record = records[id] else { return }
-        let part = record.transfer?.part ?? PartFile(directory: record.info.request.directory.path, key: record.partKey)
+        let part = record.details.transfer?.part ?? PartFile(directory: record.kept.directory.path, key: record.partKey.description)
         part.discard()
-        records[id]?.transfer = nil
-        records[id]?.durable = DurableFields()
+        records[id]?.details.transfer = nil
+        records[id]?.details.durable = DurableFields()
         hub.emit(.canceled(id))
         finish(id)
     }
@@ -188,22 +188,22 @@ extension DownloadManager {
     /// that a group's completion always follows its members' events).
     private func finish(_ id: DownloadID) {
         guard let record = records[id] else { return }
-        let waiters = record.finishWaiters
-        records[id]?.finishWaiters = []
+        let waiters = record.details.finishWaiters
+        records[id]?.details.finishWaiters = []
         for waiter in waiters { waiter.resume(returning: currentInfo(record)) }
         guard !record.isFinished else { return }
         records[id]?.isFinished = true
-        if partKeysInUse[record.partKey] == id { partKeysInUse[record.partKey] = nil }
-        records[id]?.speed = SpeedMeter()
-        records[id]?.live = nil
+        releasePartKey(of: record)
+        records[id]?.details.speed = SpeedMeter()
+        records[id]?.details.live = nil
         if groupOf(id) != nil { groupMemberFinished(id) }
     }
 
     private func wakeStopWaiters(_ id: DownloadID) {
-        guard let waiters = records[id]?.stopWaiters, !waiters.isEmpty else { return }
-        records[id]?.stopWaiters = []
+        guard let waiters = records[id]?.details.stopWaiters, !waiters.isEmpty else { return }
+        records[id]?.details.stopWaiters = []
         for waiter in waiters { waiter.resume() }
     }
 
-    func groupOf(_ id: DownloadID) -> String? { records[id]?.info.group }
+    func groupOf(_ id: DownloadID) -> String? { records[id]?.group }
 }

@@ -22,9 +22,9 @@ extension DownloadManager {
         for id in order {
             guard let record = records[id] else { continue }
             if Self.canContinue(record) {
-                latest[record.info.request.identity] = id
+                latest[record.kept.identity] = id
             } else {
-                spent[record.info.request.identity, default: []].append(id)
+                spent[record.kept.identity, default: []].append(id)
             }
         }
         var fresh: [DownloadID] = []
@@ -60,7 +60,7 @@ extension DownloadManager {
         case .queued, .running, .paused, .failed:
             try await cancel(id)
         case .completed:
-            if deletingFile, let path = record.info.fileURL?.path, Self.placedFileIsIntact(record) {
+            if deletingFile, let path = record.details.fileURL?.path, Self.placedFileIsIntact(record) {
                 try SystemCalls.removeFile(path)
             }
         case .canceled:
@@ -81,23 +81,24 @@ extension DownloadManager {
 
     /// The placed file still has the size and modification time it had when placed.
     static func placedFileIsIntact(_ record: Record) -> Bool {
-        guard record.info.skipped || record.durable.fileSize != nil else { return false }
-        guard let path = record.info.fileURL?.path, let now = SystemCalls.describe(path) else { return false }
-        if record.info.skipped { return true }
-        guard now.size == record.durable.fileSize, let modified = record.durable.fileModified else { return false }
+        let details = record.details
+        guard details.skipped || details.durable.fileSize != nil else { return false }
+        guard let path = details.fileURL?.path, let now = SystemCalls.describe(path) else { return false }
+        if details.skipped { return true }
+        guard now.size == details.durable.fileSize, let modified = details.durable.fileModified else { return false }
         return abs(now.modified - modified.timeIntervalSince1970) < 0.001
     }
 
     /// Moves a download into another group, keeping both groups' counts right.
     private func move(_ id: DownloadID, toGroup name: String) {
-        guard let record = records[id], record.info.group != name else { return }
-        if let old = record.info.group {
+        guard let record = records[id], record.group != name else { return }
+        if let old = record.group {
             groups[old]?.members.removeAll { $0 == id }
             if !record.isFinished { groups[old]?.unfinished -= 1 }
         }
         groups[name]?.members.append(id)
         if !record.isFinished { groups[name]?.unfinished += 1 }
-        records[id]?.info.group = name
+        records[id]?.group = name
         markDirty(id)
     }
 

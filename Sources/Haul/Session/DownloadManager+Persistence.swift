@@ -28,7 +28,7 @@ extension DownloadManager {
         }
         for id in ids {
             guard let record = records[id] else { continue }
-            scheduler.enqueue(id, host: record.host, priority: record.info.request.priority)
+            scheduler.enqueue(id, host: record.host, priority: record.kept.priority)
             hub.emit(.queued(id))
         }
         admitQueued()
@@ -62,10 +62,10 @@ extension DownloadManager {
     /// rare (every few MiB or seconds per download), and concurrent ones share a transaction.
     func recordCheckpoint(_ id: DownloadID, _ checkpoint: TransferCheckpoint) async {
         guard records[id] != nil else { return }
-        records[id]?.durable.durableOffset = checkpoint.durableOffset
-        records[id]?.durable.validator = checkpoint.validator
-        records[id]?.durable.expectedLength = checkpoint.expectedLength
-        if let url = checkpoint.finalURL { records[id]?.info.finalURL = url }
+        records[id]?.details.durable.durableOffset = checkpoint.durableOffset
+        records[id]?.details.durable.validator = checkpoint.validator
+        records[id]?.details.durable.expectedLength = checkpoint.expectedLength
+        if let url = checkpoint.finalURL { records[id]?.details.finalURL = url }
         guard let row = records[id].map(storedDownload) else { return }
         do {
             try await store.save([row])
@@ -78,23 +78,29 @@ extension DownloadManager {
     /// A verified part is about to be renamed: record where, durably, before it happens.
     func recordPlacement(_ id: DownloadID, _ intent: PlacementIntent) async throws(HaulError) {
         guard records[id] != nil else { return }
-        records[id]?.durable.placement = intent
+        records[id]?.details.durable.placement = intent
         guard let row = records[id].map(storedDownload) else { return }
         try await store.save([row])
     }
 
     func storedDownload(_ record: Record) -> StoredDownload {
-        let info = record.info
+        let details = record.details
+        let durable = details.durable
         return StoredDownload(
-            id: info.id, session: session, group: info.group, position: record.position,
-            request: info.request, partKey: record.partKey, state: record.machine.publicState,
-            finalURL: info.finalURL, validator: record.durable.validator,
-            expectedLength: record.durable.expectedLength, durableOffset: record.durable.durableOffset,
-            placement: record.durable.placement, filePath: info.fileURL?.path,
-            fileSize: record.durable.fileSize, fileModified: record.durable.fileModified,
-            skipped: info.skipped, verifiedChecksums: info.verifiedChecksums,
-            error: info.error.map { StoredError(code: $0.code.description, message: $0.message, httpStatus: $0.httpStatus) },
-            attempts: info.attempts, createdAt: record.createdAt, updatedAt: Date())
+            id: record.id, session: session, group: record.group, position: record.position,
+            kept: record.kept, partKey: record.partKey.description, state: record.machine.publicState,
+            finalURL: details.finalURL, validator: durable.validator,
+            expectedLength: durable.expectedLength, durableOffset: durable.durableOffset,
+            placement: durable.placement, filePath: details.fileURL?.path,
+            fileSize: durable.fileSize, fileModified: durable.fileModified,
+            skipped: details.skipped, verifiedChecksums: details.verifiedChecksums,
+            error: details.error.map { StoredError(code: $0.code.description, message: $0.message, httpStatus: $0.httpStatus) },
+            attempts: details.attempts, createdAt: record.createdAt, updatedAt: Date())
+    }
+
+    func releasePartKey(of record: Record) {
+        guard record.partKey.owner == nil, partKeysInUse[record.partKey.base] == record.id else { return }
+        partKeysInUse[record.partKey.base] = nil
     }
 
     /// Removes a record from memory and from every index (not from the store).
@@ -103,8 +109,8 @@ extension DownloadManager {
         scheduler.dequeue(id)
         order.removeAll { $0 == id }
         dirty.remove(id)
-        if partKeysInUse[record.partKey] == id { partKeysInUse[record.partKey] = nil }
-        if let group = record.info.group {
+        releasePartKey(of: record)
+        if let group = record.group {
             groups[group]?.members.removeAll { $0 == id }
             if !record.isFinished { groups[group]?.unfinished -= 1 }
         }

@@ -22,15 +22,15 @@ extension DownloadManager {
         var touchedGroups: Set<String> = []
         let running = Array(scheduler.runningHosts.keys)
         for id in running {
-            guard let live = records[id]?.live?.snapshot else { continue }
-            let speed = records[id]?.speed.sample(bytes: live.completedBytes, at: now) ?? 0
+            guard let live = records[id]?.details.live?.snapshot else { continue }
+            let speed = records[id]?.details.speed.sample(bytes: live.completedBytes, at: now) ?? 0
             let progress = TransferProgress(
                 completedBytes: live.completedBytes,
-                expectedBytes: live.expectedBytes ?? records[id]?.info.progress.expectedBytes,
+                expectedBytes: live.expectedBytes ?? records[id]?.details.progress.expectedBytes,
                 bytesPerSecond: speed)
-            records[id]?.info.progress = progress
+            records[id]?.details.progress = progress
             hub.emit(.progress(id, progress))
-            if let group = records[id]?.info.group { touchedGroups.insert(group) }
+            if let group = records[id]?.group { touchedGroups.insert(group) }
         }
         for name in touchedGroups.sorted() {
             hub.emit(.groupProgress(name, groupProgress(name)))

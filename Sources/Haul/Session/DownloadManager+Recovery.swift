@@ -14,40 +14,55 @@ extension DownloadManager {
         }
         for row in rows {
             lastPosition = max(lastPosition, row.position)
+            // Every stored key was written by `PartKey`; should one not read back, the
+            // download gets a key of its own and starts its bytes again.
+            let partKey = PartKey(parsing: row.partKey) ?? PartKey(for: row.request).owned(by: row.id)
             var record = Record(
-                info: DownloadInfo(id: row.id, request: row.request, group: row.group),
-                partKey: row.partKey, host: row.request.url.host?.lowercased() ?? "",
-                position: row.position, createdAt: row.createdAt)
-            record.info.finalURL = row.finalURL
-            record.info.fileURL = row.filePath.map { URL(fileURLWithPath: $0) }
-            record.info.skipped = row.skipped
-            record.info.verifiedChecksums = row.verifiedChecksums
-            record.info.attempts = row.attempts
-            record.info.error = row.error.map(Self.haulError)
-            record.durable = DurableFields(
+                id: row.id, request: row.request, group: row.group, partKey: partKey,
+                host: internedHost(of: row.request.url), position: row.position, createdAt: row.createdAt)
+            var details = RecordDetails()
+            details.finalURL = row.finalURL
+            details.fileURL = row.filePath.map { URL(fileURLWithPath: $0) }
+            details.skipped = row.skipped
+            details.verifiedChecksums = row.verifiedChecksums
+            details.attempts = row.attempts
+            details.error = row.error.map(Self.haulError)
+            details.durable = DurableFields(
                 validator: row.validator, expectedLength: row.expectedLength, durableOffset: row.durableOffset,
                 placement: row.placement, fileSize: row.fileSize, fileModified: row.fileModified)
+            if let size = row.expectedLength, row.state == .completed {
+                details.progress = TransferProgress(completedBytes: size, expectedBytes: size)
+            } else {
+                details.progress = TransferProgress(completedBytes: row.durableOffset, expectedBytes: row.expectedLength)
+            }
+            // A queued download that never started needs no details: leaving them out keeps
+            // a reopened backlog as small as a fresh one.
+            if row.state != .queued || row.attempts > 0 || row.durableOffset > 0 || row.placement != nil {
+                record.details = details
+            }
             record.machine = DownloadStateMachine(state: Self.machineState(row))
             if !continueInterrupted, record.machine.state == .queued {
                 record.machine = DownloadStateMachine(state: .paused)
             }
-            if !row.state.isTerminal { reconcile(&record) }
+            var reconciled = false
+            if !row.state.isTerminal { reconciled = reconcile(&record) }
             let state = record.machine.publicState
             record.isFinished = state.isTerminal
-            if let size = record.durable.expectedLength, state == .completed {
-                record.info.progress = TransferProgress(completedBytes: size, expectedBytes: size)
-            } else {
-                record.info.progress = TransferProgress(completedBytes: record.durable.durableOffset, expectedBytes: record.durable.expectedLength)
+            if reconciled, state == .completed, let size = record.details.durable.expectedLength {
+                record.details.progress = TransferProgress(completedBytes: size, expectedBytes: size)
+            } else if reconciled {
+                let durable = record.details.durable
+                record.details.progress = TransferProgress(completedBytes: durable.durableOffset, expectedBytes: durable.expectedLength)
             }
             records[row.id] = record
             order.append(row.id)
-            if !state.isTerminal { partKeysInUse[row.partKey] = row.id }
+            if !state.isTerminal, partKey.owner == nil { partKeysInUse[partKey.base] = row.id }
             if let group = row.group {
                 if groups[group] == nil { groups[group] = GroupRecord(name: group) }
                 groups[group]!.members.append(row.id)
                 if !state.isTerminal { groups[group]!.unfinished += 1 }
             }
-            if state == .queued { scheduler.enqueue(row.id, host: record.host, priority: row.request.priority) }
+            if state == .queued { scheduler.enqueue(row.id, host: record.host, priority: record.kept.priority) }
             if Self.machineState(row) != record.machine.state || row.state == .running { markDirty(row.id) }
         }
         admitQueued()
@@ -64,25 +79,27 @@ extension DownloadManager {
         }
     }
 
-    private func reconcile(_ record: inout Record) {
-        let part = PartFile(directory: record.info.request.directory.path, key: record.partKey)
-        if let intent = record.durable.placement, let placed = Self.findPlaced(intent) {
+    /// Returns whether the record changed.
+    private func reconcile(_ record: inout Record) -> Bool {
+        let durable = record.details.durable
+        if let intent = durable.placement, let placed = Self.findPlaced(intent) {
             // Renamed into place, then the process died before recording it.
-            part.discard()
-            record.info.fileURL = URL(fileURLWithPath: placed.path)
-            record.durable.fileSize = placed.size
-            record.durable.fileModified = Date(timeIntervalSince1970: placed.modified)
-            record.durable.expectedLength = intent.length
+            PartFile(directory: record.kept.directory.path, key: record.partKey.description).discard()
+            record.details.fileURL = URL(fileURLWithPath: placed.path)
+            record.details.durable.fileSize = placed.size
+            record.details.durable.fileModified = Date(timeIntervalSince1970: placed.modified)
+            record.details.durable.expectedLength = intent.length
             record.machine = DownloadStateMachine(state: .completed)
-            return
+            return true
         }
-        record.durable.placement = nil
-        let size = part.existingSize() ?? -1
-        if size < record.durable.durableOffset {
-            // The part file is gone or lost bytes: nothing of it can be trusted.
-            record.durable.durableOffset = 0
-            record.durable.validator = nil
-        }
+        if durable.placement != nil { record.details.durable.placement = nil }
+        guard durable.durableOffset > 0 else { return durable.placement != nil }
+        let size = PartFile(directory: record.kept.directory.path, key: record.partKey.description).existingSize() ?? -1
+        guard size < durable.durableOffset else { return durable.placement != nil }
+        // The part file is gone or lost bytes: nothing of it can be trusted.
+        record.details.durable.durableOffset = 0
+        record.details.durable.validator = nil
+        return true
     }
 
     /// Looks for the file a placement intent produced, by identity, among the names the

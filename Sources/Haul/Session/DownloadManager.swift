@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// The in-process download engine: a queue, a scheduler, transfers, groups and events.
@@ -15,31 +14,6 @@ import Foundation
 /// Call `shutdown()` when done (or use `withDownloadManager`): it stops running transfers with
 /// their part files and checkpoints kept, so a later run continues where this one stopped.
 public actor DownloadManager {
-    struct Record {
-        var info: DownloadInfo
-        var machine = DownloadStateMachine()
-        /// Nil while a transfer task owns it.
-        var transfer: TransferState?
-        let partKey: String
-        let host: String
-        /// Enqueue order in the store.
-        let position: Int64
-        let createdAt: Date
-        /// What the store must know to continue or recognise the download in a new process.
-        var durable = DurableFields()
-        /// Created when a transfer starts: a queued download needs none.
-        var live: LiveTransfer?
-        var speed = SpeedMeter()
-        var task: Task<Void, Never>?
-        var retryTimer: Task<Void, Never>?
-        /// Counted as finished by its group (completed, failed or canceled).
-        var isFinished = false
-        /// Callers of pause/cancel waiting for the transfer to end.
-        var stopWaiters: [CheckedContinuation<Void, Never>] = []
-        /// Callers of `finished(_:)` waiting for a terminal state.
-        var finishWaiters: [CheckedContinuation<DownloadInfo, Never>] = []
-    }
-
     public nonisolated let configuration: Configuration
     /// The session whose downloads this manager holds.
     public nonisolated let session: String
@@ -52,12 +26,15 @@ public actor DownloadManager {
     let runner: TransferRunner
     let hub = EventHub()
     var scheduler: SchedulerState
-    var records: [DownloadID: Record] = [:]
+    var records = RecordTable()
+    /// One string per host name, shared by every download of that host.
+    var hosts: [String: String] = [:]
     /// Insertion order, for listing.
     var order: [DownloadID] = []
     var groups: [String: GroupRecord] = [:]
-    /// Part keys of unfinished downloads, so that two downloads never share a part file.
-    var partKeysInUse: [String: DownloadID] = [:]
+    /// Unfinished downloads by the part key they derived from their request, so that two
+    /// downloads never share a part file (the second takes a key of its own).
+    var partKeysInUse: [UInt64: DownloadID] = [:]
     var ticker: Task<Void, Never>?
     var isShutDown = false
 
@@ -137,6 +114,8 @@ public actor DownloadManager {
         guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
         if groups[name] == nil { groups[name] = GroupRecord(name: name) }
         var directories = DirectoryCache()
+        records.reserveCapacity(requests.count)
+        order.reserveCapacity(order.count + requests.count)
         let ids = requests.map { insert(directories.normalized($0), group: name) }
         try await persistNew(ids)
         return DownloadGroup(name: name, manager: self)
@@ -152,18 +131,28 @@ public actor DownloadManager {
     /// is in the store.
     func insert(_ request: DownloadRequest, group: String?) -> DownloadID {
         var id = DownloadID.random()
-        while records[id] != nil { id = DownloadID.random() }
-        var key = Self.partKey(for: request)
-        if partKeysInUse[key] != nil { key += "-\(id)" }
-        partKeysInUse[key] = id
-        let host = request.url.host?.lowercased() ?? ""
+        while records.contains(id) { id = DownloadID.random() }
+        var key = PartKey(for: request)
+        if partKeysInUse[key.base] != nil {
+            key = key.owned(by: id)
+        } else {
+            partKeysInUse[key.base] = id
+        }
         lastPosition += 1
         records[id] = Record(
-            info: DownloadInfo(id: id, request: request, group: group), partKey: key, host: host,
+            id: id, request: request, group: group, partKey: key, host: internedHost(of: request.url),
             position: lastPosition, createdAt: Date())
         order.append(id)
         if let group { groups[group]!.memberAdded(id) }
         return id
+    }
+
+    /// The host name in lower case, as one shared string per host.
+    func internedHost(of url: URL) -> String {
+        let host = url.host?.lowercased() ?? ""
+        if let known = hosts[host] { return known }
+        hosts[host] = host
+        return host
     }
 
     /// Checks requests the way `add` does, without adding them: a caller can refuse bad
@@ -192,13 +181,6 @@ public actor DownloadManager {
         guard status.writable else { throw HaulError(.permissionDenied, "\(directory) is not writable") }
     }
 
-    /// Derived from the URL and the requested name, so that the same request made again (by a
-    /// new process) finds the same part file.
-    static func partKey(for request: DownloadRequest) -> String {
-        let identity = request.url.absoluteString + "\n" + (request.fileName ?? "")
-        return SHA256.hash(data: Data(identity.utf8)).prefix(8).map { String(format: "%02x", $0) }.joined()
-    }
-
     // MARK: Queries
 
     public func info(_ id: DownloadID) -> DownloadInfo? {
@@ -211,9 +193,7 @@ public actor DownloadManager {
     }
 
     func currentInfo(_ record: Record) -> DownloadInfo {
-        var info = record.info
-        info.state = record.machine.publicState
-        return info
+        record.info
     }
 
     /// Returns once the download has completed, failed or been canceled (at once if it has).
@@ -223,7 +203,7 @@ public actor DownloadManager {
         guard let record = records[id] else { throw unknown(id) }
         if record.machine.publicState.isTerminal || isShutDown { return currentInfo(record) }
         return await withCheckedContinuation { continuation in
-            records[id]?.finishWaiters.append(continuation)
+            records[id]?.details.finishWaiters.append(continuation)
         }
     }
 
@@ -258,7 +238,7 @@ public actor DownloadManager {
         perform(action, for: id)
         if case .stopTransfer = action {
             await withCheckedContinuation { continuation in
-                records[id]?.stopWaiters.append(continuation)
+                records[id]?.details.stopWaiters.append(continuation)
             }
         }
     }

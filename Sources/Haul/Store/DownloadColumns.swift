@@ -44,7 +44,7 @@ struct DownloadRowEncoder {
         var values: [(any DatabaseValueConvertible)?] = []
         values.reserveCapacity(DownloadColumn.all.count)
         for column in DownloadColumn.all {
-            values.append(try value(of: column, in: download, request: download.request))
+            values.append(try value(of: column, in: download, request: download.kept))
         }
         // The existential overload: GRDB's generic one maps through a key path, which is
         // not specialized across modules and costs more than the rest of the row.
@@ -52,7 +52,7 @@ struct DownloadRowEncoder {
     }
 
     private func value(
-        of column: DownloadColumn, in download: borrowing StoredDownload, request: borrowing DownloadRequest
+        of column: DownloadColumn, in download: borrowing StoredDownload, request: borrowing KeptRequest
     ) throws -> DatabaseValue {
         switch column {
         case .id: return Int64(bitPattern: download.id.rawValue).databaseValue
@@ -61,7 +61,7 @@ struct DownloadRowEncoder {
         case .position: return download.position.databaseValue
         case .priority: return request.priority.databaseValue
         case .state: return download.state.rawValue.databaseValue
-        case .url: return request.url.absoluteString.databaseValue
+        case .url: return request.urlText.databaseValue
         case .directory: return StoredURL.directoryText(request.directory).databaseValue
         case .fileName: return request.fileName.databaseValue
         case .headers: return try json.encode(headers: request.headers).databaseValue
@@ -137,7 +137,7 @@ struct DownloadRowDecoder {
             session: try column(.session),
             group: try optional(.groupName),
             position: try column(.position),
-            request: request,
+            kept: KeptRequest(request),
             partKey: try column(.partKey),
             state: try parsed(.state),
             finalURL: finalURL,

@@ -12,7 +12,9 @@ struct StoredDownload: Sendable, Hashable {
     var group: String?
     /// Order of enqueueing within the store; queued downloads start in this order per priority.
     var position: Int64
-    var request: DownloadRequest
+    /// The request, with its URL as text: a batch of rows written at once does not hold a
+    /// parsed `URL` per download (see `KeptRequest`).
+    var kept: KeptRequest
     /// Names the part file `.haul-KEY.part` in the request's directory.
     var partKey: String
     var state: DownloadState
@@ -34,6 +36,13 @@ struct StoredDownload: Sendable, Hashable {
     var attempts: Int
     var createdAt: Date
     var updatedAt: Date
+}
+
+extension StoredDownload {
+    var request: DownloadRequest {
+        get { kept.request }
+        set { kept = KeptRequest(newValue) }
+    }
 }
 
 /// Where a verified part file is about to be placed, and which file it is (device and inode

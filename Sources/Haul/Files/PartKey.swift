@@ -1,0 +1,47 @@
+import Crypto
+import Foundation
+
+/// The KEY in a download's `.haul-KEY.part` file: 16 hex digits derived from the URL and the
+/// requested file name, so that the same request made again (by a new process) finds the same
+/// part file; when another unfinished download already uses that key, the download's own ID
+/// is appended (`KEY-ID`), so two downloads never share a part file.
+///
+/// Held as numbers rather than text: a queued download keeps one, and a string of 16 or more
+/// characters would cost a heap allocation per download.
+struct PartKey: Hashable, Sendable, CustomStringConvertible {
+    let base: UInt64
+    /// The download that had to take a key of its own.
+    let owner: DownloadID?
+
+    init(base: UInt64, owner: DownloadID? = nil) {
+        self.base = base
+        self.owner = owner
+    }
+
+    init(for request: DownloadRequest) {
+        let identity = request.url.absoluteString + "\n" + (request.fileName ?? "")
+        let digest = SHA256.hash(data: Data(identity.utf8))
+        self.init(base: digest.prefix(8).reduce(0) { $0 << 8 | UInt64($1) })
+    }
+
+    /// Reads a key as `description` writes it; nil for anything else.
+    init?(parsing text: String) {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count <= 2, parts[0].utf8.count == 16, let base = UInt64(parts[0], radix: 16) else { return nil }
+        if parts.count == 2 {
+            guard let owner = DownloadID(String(parts[1])) else { return nil }
+            self.init(base: base, owner: owner)
+        } else {
+            self.init(base: base)
+        }
+    }
+
+    /// The same key, owned by `id` alone.
+    func owned(by id: DownloadID) -> PartKey { PartKey(base: base, owner: id) }
+
+    var description: String {
+        let hex = String(base, radix: 16)
+        let padded = String(repeating: "0", count: 16 - hex.utf8.count) + hex
+        return owner.map { "\(padded)-\($0)" } ?? padded
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+
+extension DownloadManager {
+    /// One download as the manager holds it.
+    ///
+    /// Kept small on purpose: a backlog of 100,000 queued downloads is normal, and each costs
+    /// what this struct costs. What only a started (or restored, failed, finished) download
+    /// has lives in `details`, out of line and allocated on first write, so a fresh queued
+    /// download is its request, its state and a few numbers.
+    struct Record {
+        let id: DownloadID
+        var kept: KeptRequest
+        var group: String?
+        var machine = DownloadStateMachine()
+        let partKey: PartKey
+        /// Shared with every download of the same host (see `DownloadManager.internedHost`).
+        let host: String
+        /// Enqueue order in the store.
+        let position: Int64
+        let createdAt: Date
+        /// Counted as finished by its group (completed, failed or canceled).
+        var isFinished = false
+        private var detailsBox: DetailsBox?
+
+        init(id: DownloadID, request: DownloadRequest, group: String?, partKey: PartKey, host: String, position: Int64, createdAt: Date) {
+            self.id = id
+            self.kept = KeptRequest(request)
+            self.group = group
+            self.partKey = partKey
+            self.host = host
+            self.position = position
+            self.createdAt = createdAt
+        }
+
+        /// Copy-on-write, like a stored property: a copy of a record never sees changes made
+        /// through another copy.
+        var details: RecordDetails {
+            get { detailsBox?.value ?? RecordDetails() }
+            _modify {
+                if detailsBox == nil {
+                    detailsBox = DetailsBox(RecordDetails())
+                } else if !isKnownUniquelyReferenced(&detailsBox!) {
+                    detailsBox = DetailsBox(detailsBox!.value)
+                }
+                yield &detailsBox!.value
+            }
+        }
+
+        /// The public view, built when asked for.
+        var info: DownloadInfo {
+            let details = self.details
+            var info = DownloadInfo(id: id, request: kept.request, group: group)
+            info.state = machine.publicState
+            info.progress = details.progress
+            info.finalURL = details.finalURL
+            info.fileURL = details.fileURL
+            info.skipped = details.skipped
+            info.verifiedChecksums = details.verifiedChecksums
+            info.error = details.error
+            info.attempts = details.attempts
+            info.resumedFrom = details.resumedFrom
+            return info
+        }
+    }
+
+    /// What a download gains once it starts or is restored from the store.
+    struct RecordDetails {
+        var progress = TransferProgress()
+        var finalURL: URL?
+        var fileURL: URL?
+        var skipped = false
+        var verifiedChecksums: [Checksum] = []
+        var error: HaulError?
+        var attempts = 0
+        var resumedFrom: Int64 = 0
+        /// What the store must know to continue or recognise the download in a new process.
+        var durable = DurableFields()
+        /// Nil while a transfer task owns it.
+        var transfer: TransferState?
+        var live: LiveTransfer?
+        var speed = SpeedMeter()
+        var task: Task<Void, Never>?
+        var retryTimer: Task<Void, Never>?
+        /// Callers of pause/cancel waiting for the transfer to end.
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Callers of `finished(_:)` waiting for a terminal state.
+        var finishWaiters: [CheckedContinuation<DownloadInfo, Never>] = []
+    }
+
+    final class DetailsBox {
+        var value: RecordDetails
+        init(_ value: RecordDetails) { self.value = value }
+    }
+}

@@ -1,0 +1,68 @@
+extension DownloadManager {
+    /// The manager's records: one contiguous array plus an index from ID to slot.
+    ///
+    /// A dictionary of records would keep a whole record per bucket, and with its load factor
+    /// that is up to twice the records' own size; here the array holds each record once and
+    /// the index costs a few bytes per download. Removal moves the last record into the freed
+    /// slot, so order is not kept here (the manager keeps its own `order`).
+    struct RecordTable {
+        private var slots: [Record?] = []
+        private var index: [DownloadID: Int32] = [:]
+
+        var count: Int { index.count }
+
+        func contains(_ id: DownloadID) -> Bool { index[id] != nil }
+
+        mutating func reserveCapacity(_ extra: Int) {
+            slots.reserveCapacity(slots.count + extra)
+            index.reserveCapacity(index.count + extra)
+        }
+
+        /// Reads copy the record; writes through optional chaining (`table[id]?.x = y`)
+        /// change it in place, without copying it out and back.
+        subscript(id: DownloadID) -> Record? {
+            get { index[id].flatMap { slots[Int($0)] } }
+            _modify {
+                guard let slot = index[id].map(Int.init) else {
+                    var added: Record?
+                    yield &added
+                    if let added { insert(added, for: id) }
+                    return
+                }
+                var record: Record?
+                swap(&record, &slots[slot])
+                defer {
+                    if let record {
+                        slots[slot] = record
+                    } else {
+                        removeSlot(slot, of: id)
+                    }
+                }
+                yield &record
+            }
+        }
+
+        @discardableResult
+        mutating func removeValue(forKey id: DownloadID) -> Record? {
+            guard let slot = index[id].map(Int.init) else { return nil }
+            let record = slots[slot]
+            removeSlot(slot, of: id)
+            return record
+        }
+
+        private mutating func insert(_ record: Record, for id: DownloadID) {
+            index[id] = Int32(slots.count)
+            slots.append(record)
+        }
+
+        private mutating func removeSlot(_ slot: Int, of id: DownloadID) {
+            index[id] = nil
+            let last = slots.count - 1
+            if slot != last {
+                slots.swapAt(slot, last)
+                if let moved = slots[slot]?.id { index[moved] = Int32(slot) }
+            }
+            slots.removeLast()
+        }
+    }
+}
