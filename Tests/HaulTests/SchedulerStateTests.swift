@@ -64,3 +64,44 @@ struct SchedulerStateTests {
         #expect(scheduler.admit().count == 64)
     }
 }
+
+/// Sequential group order: group A finishes before group B starts.
+@Suite struct SequentialGroupSchedulingTests {
+    private func id(_ n: UInt64) -> DownloadID { DownloadID(rawValue: n) }
+
+    /// No download of a later group starts while one of an earlier group is queued or
+    /// running, even with free slots; downloads without a group are never held back.
+    @Test func laterGroupWaits() {
+        var scheduler = SchedulerState(limits: .init(global: 4, perHost: nil, sequentialGroups: true))
+        for n: UInt64 in 1...3 { scheduler.enqueue(id(n), host: "h", priority: 0, group: 0) }
+        for n: UInt64 in 4...6 { scheduler.enqueue(id(n), host: "h", priority: 0, group: 1) }
+        scheduler.enqueue(id(7), host: "h", priority: 0, group: nil)
+        #expect(scheduler.admit() == [id(1), id(2), id(3), id(7)])
+        scheduler.finished(id(1))
+        scheduler.finished(id(2))
+        #expect(scheduler.admit().isEmpty)
+        scheduler.finished(id(3))
+        #expect(scheduler.admit() == [id(4), id(5), id(6)])
+    }
+
+    /// A download of the earlier group taken out of the queue (paused) no longer holds back
+    /// the next group.
+    @Test func dequeuedMemberReleasesTheGroup() {
+        var scheduler = SchedulerState(limits: .init(global: 1, perHost: nil, sequentialGroups: true))
+        scheduler.enqueue(id(1), host: "h", priority: 0, group: 0)
+        scheduler.enqueue(id(2), host: "h", priority: 0, group: 0)
+        scheduler.enqueue(id(3), host: "h", priority: 0, group: 1)
+        #expect(scheduler.admit() == [id(1)])
+        scheduler.dequeue(id(2))
+        scheduler.finished(id(1))
+        #expect(scheduler.admit() == [id(3)])
+    }
+
+    /// Without sequential order, groups interleave in enqueue order.
+    @Test func interleavedByDefault() {
+        var scheduler = SchedulerState(limits: .init(global: 2, perHost: nil))
+        scheduler.enqueue(id(1), host: "h", priority: 0, group: 0)
+        scheduler.enqueue(id(2), host: "h", priority: 0, group: 1)
+        #expect(scheduler.admit() == [id(1), id(2)])
+    }
+}

@@ -15,6 +15,8 @@ struct SchedulerState: Sendable {
         var global: Int
         /// Downloads running at once against one host; nil means only the global limit applies.
         var perHost: Int?
+        /// Groups one after another: see `GroupOrder.sequential`.
+        var sequentialGroups = false
     }
 
     private struct Entry: Sendable {
@@ -22,6 +24,8 @@ struct SchedulerState: Sendable {
         let host: String
         /// Distinguishes a re-queued entry from its stale, lazily removed predecessor.
         let ticket: UInt64
+        /// The group's place in creation order; nil for a download without a group.
+        let group: Int32?
     }
 
     var limits: Limits
@@ -31,6 +35,9 @@ struct SchedulerState: Sendable {
     private var priorities: [Int] = []
     /// The live ticket of every queued download.
     private var queued: [DownloadID: UInt64] = [:]
+    /// Queued and running downloads per group ordinal, kept only for sequential groups.
+    private var activePerGroup: [Int32: Int] = [:]
+    private var groupOf: [DownloadID: Int32] = [:]
     private var nextTicket: UInt64 = 0
     private(set) var runningHosts: [DownloadID: String] = [:]
     private var runningPerHost: [String: Int] = [:]
@@ -45,21 +52,38 @@ struct SchedulerState: Sendable {
     func isQueued(_ id: DownloadID) -> Bool { queued[id] != nil }
 
     /// Adds a download to the back of its priority's lane.
-    mutating func enqueue(_ id: DownloadID, host: String, priority: Int) {
+    mutating func enqueue(_ id: DownloadID, host: String, priority: Int, group: Int32? = nil) {
         precondition(queued[id] == nil && runningHosts[id] == nil, "\(id) is already scheduled")
         nextTicket += 1
         queued[id] = nextTicket
+        if limits.sequentialGroups, let group {
+            groupOf[id] = group
+            activePerGroup[group, default: 0] += 1
+        }
         if lanes[priority] == nil {
             lanes[priority] = CircularBuffer(initialCapacity: 16)
             priorities.append(priority)
             priorities.sort(by: >)
         }
-        lanes[priority]!.append(Entry(id: id, host: host, ticket: nextTicket))
+        lanes[priority]!.append(Entry(id: id, host: host, ticket: nextTicket, group: group))
     }
 
     /// Takes a queued download out of the queue (paused or canceled while waiting).
     mutating func dequeue(_ id: DownloadID) {
-        queued[id] = nil
+        guard queued.removeValue(forKey: id) != nil else { return }
+        leaveGroup(id)
+    }
+
+    private mutating func leaveGroup(_ id: DownloadID) {
+        guard let group = groupOf.removeValue(forKey: id) else { return }
+        activePerGroup[group, default: 1] -= 1
+        if activePerGroup[group] == 0 { activePerGroup[group] = nil }
+    }
+
+    /// With sequential groups, the one group whose downloads may start now: the earliest with
+    /// anything queued or running. Downloads without a group are never held back.
+    private var currentGroup: Int32? {
+        limits.sequentialGroups ? activePerGroup.keys.min() : nil
     }
 
     /// A running download gave its slot back.
@@ -69,6 +93,7 @@ struct SchedulerState: Sendable {
         }
         runningPerHost[host, default: 1] -= 1
         if runningPerHost[host] == 0 { runningPerHost[host] = nil }
+        leaveGroup(id)
     }
 
     /// Picks the downloads to start now and marks them running.
@@ -95,10 +120,11 @@ struct SchedulerState: Sendable {
         while let first = lane.first, queued[first.id] != first.ticket {
             lane.removeFirst()
         }
+        let current = currentGroup
         var index = lane.startIndex
         while index != lane.endIndex {
             let entry = lane[index]
-            if queued[entry.id] == entry.ticket, hostHasRoom(entry.host) {
+            if queued[entry.id] == entry.ticket, hostHasRoom(entry.host), entry.group == nil || current == nil || entry.group == current {
                 lane.remove(at: index)
                 queued[entry.id] = nil
                 runningHosts[entry.id] = entry.host

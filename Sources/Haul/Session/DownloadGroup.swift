@@ -36,12 +36,17 @@ public struct DownloadGroup: Sendable, Hashable {
 /// The manager's bookkeeping for one group.
 struct GroupRecord: Sendable {
     let name: String
+    /// Creation order, for sequential group scheduling.
+    let ordinal: Int32
     var members: [DownloadID] = []
     /// Members not yet finished.
     var unfinished = 0
     var waiters: [CheckedContinuation<GroupSummary, Never>] = []
 
-    init(name: String) { self.name = name }
+    init(name: String, ordinal: Int32) {
+        self.name = name
+        self.ordinal = ordinal
+    }
 
     mutating func memberAdded(_ id: DownloadID) {
         members.append(id)

@@ -75,7 +75,7 @@ extension DownloadManager {
             }
             if record.partKey.owner == nil { partKeysInUse[record.partKey.base] = id }
             records[id]?.details.error = nil
-            scheduler.enqueue(id, host: record.host, priority: record.kept.priority)
+            enqueueForScheduling(record)
             hub.emit(.resumed(id))
             admitQueued()
         }
@@ -94,8 +94,11 @@ extension DownloadManager {
         record.details.live = live
         let hub = self.hub
         let reporter = TransferReporter(
-            started: { resumedFrom, finalURL in
+            started: { [weak self] resumedFrom, finalURL in
                 hub.emit(.started(id, resumedFrom: resumedFrom, finalURL: finalURL))
+                // A kept `started` event is written with the next batch, not left waiting for
+                // the transfer's first checkpoint.
+                if hub.keepsOutbox { Task { await self?.scheduleWrite() } }
             },
             checkpoint: { checkpoint in await self.recordCheckpoint(id, checkpoint) },
             willPlace: { (intent) async throws(HaulError) in try await self.recordPlacement(id, intent) })

@@ -16,7 +16,7 @@ extension DownloadManager {
         guard continuingExisting else { return try await add(requests, toGroup: name) }
         for request in requests { try Self.validate(request) }
         guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
-        if groups[name] == nil { groups[name] = GroupRecord(name: name) }
+        createGroupIfNeeded(name)
         var latest: [RequestIdentity: DownloadID] = [:]
         var spent: [RequestIdentity: [DownloadID]] = [:]
         for id in order {

@@ -28,7 +28,7 @@ extension DownloadManager {
         }
         for id in ids {
             guard let record = records[id] else { continue }
-            scheduler.enqueue(id, host: record.host, priority: record.kept.priority)
+            enqueueForScheduling(record)
             hub.emit(.queued(id))
         }
         admitQueued()
@@ -36,6 +36,11 @@ extension DownloadManager {
 
     func markDirty(_ id: DownloadID) {
         dirty.insert(id)
+        scheduleWrite()
+    }
+
+    /// Starts the batching delay before the next write, unless one is already pending.
+    func scheduleWrite() {
         guard flushTask == nil, !isShutDown else { return }
         flushTask = Task {
             try? await Task.sleep(for: Self.storeFlushInterval)
@@ -44,17 +49,33 @@ extension DownloadManager {
         }
     }
 
-    /// Writes every out-of-date row in one transaction. On failure the rows stay dirty and
-    /// are tried again with the next change; the durable bytes on disk are unaffected.
+    /// Writes every out-of-date row, and the events that explain them, in one transaction.
+    /// Writes run one after another (each waits for the one before), so that the outbox's
+    /// sequence follows the order of events. On failure the rows stay dirty and the events
+    /// pending, and both are tried again with the next change; the durable bytes on disk are
+    /// unaffected.
     func flushDirty() async {
-        guard !dirty.isEmpty else { return }
+        let previous = flushChain
+        let write = Task {
+            await previous?.value
+            await self.writeDirty()
+        }
+        flushChain = write
+        await write.value
+    }
+
+    private func writeDirty() async {
+        let events = outbox?.drain() ?? []
+        guard !dirty.isEmpty || !events.isEmpty else { return }
         let ids = dirty
         dirty = []
         let rows = ids.compactMap { records[$0].map(storedDownload) }
         do {
-            try await store.save(rows)
+            try await store.save(rows, events: events, session: session)
+            if !events.isEmpty { wakeOutboxWaiters() }
         } catch {
             dirty.formUnion(ids)
+            outbox?.restore(events)
         }
     }
 
@@ -66,12 +87,14 @@ extension DownloadManager {
         records[id]?.details.durable.validator = checkpoint.validator
         records[id]?.details.durable.expectedLength = checkpoint.expectedLength
         if let url = checkpoint.finalURL { records[id]?.details.finalURL = url }
-        guard let row = records[id].map(storedDownload) else { return }
-        do {
-            try await store.save([row])
-            hub.emit(.checkpointed(id, durableOffset: checkpoint.durableOffset))
-        } catch {
+        guard records[id] != nil else { return }
+        // Through the serial write path, with any events pending: the outbox keeps its order.
+        dirty.insert(id)
+        await flushDirty()
+        if dirty.contains(id) {
             markDirty(id)
+        } else {
+            hub.emit(.checkpointed(id, durableOffset: checkpoint.durableOffset))
         }
     }
 

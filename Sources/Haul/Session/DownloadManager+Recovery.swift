@@ -9,9 +9,10 @@ import Foundation
 extension DownloadManager {
     func restore(continueInterrupted: Bool) async throws(HaulError) {
         let rows = try await store.loadAll(session: session)
-        for name in try await store.groups(session: session) where groups[name] == nil {
-            groups[name] = GroupRecord(name: name)
-        }
+        for name in try await store.groups(session: session) { createGroupIfNeeded(name) }
+        // Downloads found placed although the store did not say so: the process died between
+        // the rename and the write that would have reported them.
+        var foundCompleted: [DownloadID] = []
         for row in rows {
             lastPosition = max(lastPosition, row.position)
             // Every stored key was written by `PartKey`; should one not read back, the
@@ -47,6 +48,7 @@ extension DownloadManager {
             var reconciled = false
             if !row.state.isTerminal { reconciled = reconcile(&record) }
             let state = record.machine.publicState
+            if reconciled, state == .completed { foundCompleted.append(row.id) }
             record.isFinished = state.isTerminal
             if reconciled, state == .completed, let size = record.details.durable.expectedLength {
                 record.details.progress = TransferProgress(completedBytes: size, expectedBytes: size)
@@ -58,14 +60,27 @@ extension DownloadManager {
             order.append(row.id)
             if !state.isTerminal, partKey.owner == nil { partKeysInUse[partKey.base] = row.id }
             if let group = row.group {
-                if groups[group] == nil { groups[group] = GroupRecord(name: group) }
+                createGroupIfNeeded(group)
                 groups[group]!.members.append(row.id)
                 if !state.isTerminal { groups[group]!.unfinished += 1 }
             }
-            if state == .queued { scheduler.enqueue(row.id, host: record.host, priority: record.kept.priority) }
+            if state == .queued { enqueueForScheduling(record) }
             if Self.machineState(row) != record.machine.state || row.state == .running { markDirty(row.id) }
         }
+        reportFoundCompleted(foundCompleted)
         admitQueued()
+    }
+
+    /// Emits what the dead process could not: the completions, and the completion of each
+    /// group they finished. With an outbox, a returning client learns of them too.
+    private func reportFoundCompleted(_ ids: [DownloadID]) {
+        var finishedGroups: Set<String> = []
+        for id in ids {
+            guard let record = records[id] else { continue }
+            hub.emit(.completed(currentInfo(record)))
+            if let group = record.group, groups[group]?.unfinished == 0 { finishedGroups.insert(group) }
+        }
+        for name in finishedGroups.sorted() { hub.emit(.groupCompleted(summary(of: name))) }
     }
 
     /// Running and queued downloads are queued again; the rest keep their state.

@@ -24,7 +24,14 @@ public actor DownloadManager {
     var lastPosition: Int64 = 0
     let transport: HTTPTransport
     let runner: TransferRunner
-    let hub = EventHub()
+    let hub: EventHub
+    /// Events waiting for the next store write (with `keepsEventOutbox`).
+    let outbox: OutboxBuffer?
+    /// The store write in flight: writes that carry events go one after another, so that
+    /// sequence numbers follow the order of events.
+    var flushChain: Task<Void, Never>?
+    /// Long polls (`events(after:waitingUpTo:)`) waiting for the next events to be stored.
+    var outboxWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     var scheduler: SchedulerState
     var records = RecordTable()
     /// One string per host name, shared by every download of that host.
@@ -56,7 +63,7 @@ public actor DownloadManager {
         configuration: Configuration = Configuration(),
         continueInterrupted: Bool = true
     ) async throws(HaulError) -> DownloadManager {
-        let store = try DownloadStore.open(directory: stateDirectory)
+        let store = try DownloadStore.shared(directory: stateDirectory)
         let manager = DownloadManager(configuration: configuration, store: store, session: session)
         try await manager.restore(continueInterrupted: continueInterrupted)
         return manager
@@ -69,6 +76,9 @@ public actor DownloadManager {
         self.configuration = configuration
         self.store = store
         self.session = session
+        let outbox = configuration.keepsEventOutbox ? OutboxBuffer() : nil
+        self.outbox = outbox
+        self.hub = EventHub(outbox: outbox)
         let transport = HTTPTransport(configuration: HTTPTransport.Configuration(
             connectTimeout: configuration.connectTimeout,
             readTimeout: configuration.readTimeout,
@@ -84,7 +94,8 @@ public actor DownloadManager {
             writeFault: configuration.writeFault)
         self.scheduler = SchedulerState(limits: SchedulerState.Limits(
             global: max(1, configuration.maxConcurrentDownloads),
-            perHost: configuration.maxDownloadsPerHost.map { max(1, $0) }))
+            perHost: configuration.maxDownloadsPerHost.map { max(1, $0) },
+            sequentialGroups: configuration.groupOrder == .sequential))
     }
 
     /// A new stream of every event from now on. Each call is an independent subscriber.
@@ -112,13 +123,25 @@ public actor DownloadManager {
     public func add(_ requests: [DownloadRequest], toGroup name: String) async throws(HaulError) -> DownloadGroup {
         for request in requests { try Self.validate(request) }
         guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
-        if groups[name] == nil { groups[name] = GroupRecord(name: name) }
+        createGroupIfNeeded(name)
         var directories = DirectoryCache()
         records.reserveCapacity(requests.count)
         order.reserveCapacity(order.count + requests.count)
         let ids = requests.map { insert(directories.normalized($0), group: name) }
         try await persistNew(ids)
         return DownloadGroup(name: name, manager: self)
+    }
+
+    func createGroupIfNeeded(_ name: String) {
+        guard groups[name] == nil else { return }
+        groups[name] = GroupRecord(name: name, ordinal: Int32(groups.count))
+    }
+
+    /// Where the scheduler queues a download: its host, priority and group's place.
+    func enqueueForScheduling(_ record: Record) {
+        scheduler.enqueue(
+            record.id, host: record.host, priority: record.kept.priority,
+            group: record.group.flatMap { groups[$0]?.ordinal })
     }
 
     /// The group with this name, if one was added.
@@ -253,6 +276,7 @@ public actor DownloadManager {
         }
         for id in order { scheduler.dequeue(id) }
         releaseAllWaiters()
+        wakeOutboxWaiters()
         ticker?.cancel()
         ticker = nil
         flushTask?.cancel()

@@ -27,6 +27,13 @@ extension DownloadManager {
         /// The User-Agent header (a request's own header wins). Default `haul/VERSION`.
         public var userAgent: String
         /// Tests only: makes writes fail (see `WriteFault`).
+        /// Whether groups run one after another; `.interleaved` by default.
+        public var groupOrder: GroupOrder = .interleaved
+        /// Keep started, paused, completed, failed, canceled and group-completed events in the
+        /// store until acknowledged (`events(after:)`, `acknowledgeEvents(through:)`), written
+        /// in the same transaction as the states they report. What a daemon's session needs;
+        /// off by default.
+        public var keepsEventOutbox = false
         var writeFault: WriteFault?
 
         public init(

@@ -13,6 +13,13 @@ final class EventHub: Sendable {
     }
 
     private let subscribers = NIOLockedValueBox(Subscribers())
+    private let outbox: OutboxBuffer?
+
+    var keepsOutbox: Bool { outbox != nil }
+
+    init(outbox: OutboxBuffer? = nil) {
+        self.outbox = outbox
+    }
 
     func subscribe() -> AsyncStream<DownloadEvent> {
         let (stream, continuation) = AsyncStream<DownloadEvent>.makeStream(bufferingPolicy: .unbounded)
@@ -33,6 +40,7 @@ final class EventHub: Sendable {
     }
 
     func emit(_ event: DownloadEvent) {
+        if let outbox, let kept = SessionEvent(event) { outbox.append(kept) }
         let targets = subscribers.withLockedValue { Array($0.continuations.values) }
         for continuation in targets { continuation.yield(event) }
     }

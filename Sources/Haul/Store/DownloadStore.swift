@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import NIOConcurrencyHelpers
 
 /// The SQLite store: one database file per Haul state directory.
 ///
@@ -148,13 +149,35 @@ final class DownloadStore: Sendable {
     }
 
     /// Runs `body` on a reader connection, mapping failures to `HaulError`.
-    private func read<Value: Sendable>(
+    func read<Value: Sendable>(
         _ action: String, _ body: @Sendable (Database) throws -> Value
     ) async throws(HaulError) -> Value {
         do {
             return try await writer.read(body)
         } catch {
             throw StoreFailure.error(error, action, path: path)
+        }
+    }
+}
+
+extension DownloadStore {
+    private static let openStores = NIOLockedValueBox<[String: WeakStore]>([:])
+
+    /// Read and written only under `openStores`' lock.
+    private struct WeakStore: @unchecked Sendable {
+        weak var store: DownloadStore?
+    }
+
+    /// One store per state directory in a process: managers of several sessions (a daemon's)
+    /// share its connections and its group commits instead of contending as separate writers.
+    static func shared(directory: URL) throws(HaulError) -> DownloadStore {
+        let key = directory.standardizedFileURL.path
+        if let open = openStores.withLockedValue({ $0[key]?.store }) { return open }
+        let store = try open(directory: directory)
+        return openStores.withLockedValue { stores in
+            if let raced = stores[key]?.store { return raced }
+            stores[key] = WeakStore(store: store)
+            return store
         }
     }
 }

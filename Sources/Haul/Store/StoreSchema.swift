@@ -17,6 +17,11 @@ enum StoreSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createVersion1)
+        migrator.registerMigration("v2-session-settings") { db in
+            // What a daemon must remember of a session to continue it alone after a restart
+            // (its limits and group order), as JSON.
+            try db.alter(table: "session") { t in t.add(column: "settings", .jsonText) }
+        }
         return migrator
     }
 

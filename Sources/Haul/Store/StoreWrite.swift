@@ -5,6 +5,13 @@ import GRDB
 enum StoreWrite: Sendable {
     case save([StoredDownload])
     case delete([DownloadID])
+    /// Appends to a session's outbox; the store assigns each event its sequence number.
+    case appendEvents(session: String, [SessionEvent])
+    /// The client has handled every event up to and including `through`.
+    case acknowledgeEvents(session: String, through: Int64)
+    case saveSessionSettings(session: String, SessionSettings)
+    /// Several writes that must commit together (rows and the events they caused).
+    indirect case all([StoreWrite])
 
     /// Applies a batch of changes, in order, inside the transaction the caller opened.
     ///
@@ -43,6 +50,29 @@ enum StoreWrite: Sendable {
                 for id in ids {
                     try delete.execute(arguments: [Int64(bitPattern: id.rawValue)])
                 }
+            case .appendEvents(let session, let events):
+                guard !events.isEmpty else { continue }
+                if sessions.insert(session).inserted {
+                    try insertSession.execute(arguments: [session, now])
+                }
+                let insertEvent = try db.cachedStatement(sql: """
+                    INSERT INTO event (session, kind, payload, createdAt) VALUES (?, ?, ?, ?)
+                    """)
+                let encoder = JSONEncoder()
+                for event in events {
+                    let payload = String(decoding: try encoder.encode(event), as: UTF8.self)
+                    try insertEvent.execute(arguments: [session, event.kind.rawValue, payload, StoredDate.value(event.date)])
+                }
+            case .acknowledgeEvents(let session, let through):
+                try db.execute(sql: "DELETE FROM event WHERE session = ? AND sequence <= ?", arguments: [session, through])
+            case .saveSessionSettings(let session, let settings):
+                let text = String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)
+                try db.execute(sql: """
+                    INSERT INTO session (id, createdAt, settings) VALUES (?, ?, ?)
+                    ON CONFLICT (id) DO UPDATE SET settings = excluded.settings
+                    """, arguments: [session, now, text])
+            case .all(let writes):
+                try apply(writes, in: db)
             }
         }
     }
