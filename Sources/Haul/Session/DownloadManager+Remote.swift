@@ -1,0 +1,260 @@
+import Foundation
+
+/// What a remote-control front end (the daemon's aria2-compatible JSON-RPC) needs beyond the
+/// in-process API: the waiting queue in start order and moves within it, adding at a queue
+/// position or paused, the concurrency limit at run time, pausing and resuming everything at
+/// once, changing a download's request before it runs, and forgetting finished downloads.
+///
+/// These are written against the manager's internals (records, `order`, the scheduler); each
+/// function's doc comment is its contract.
+extension DownloadManager {
+    /// How many downloads are in each state, and the speed of those running.
+    public struct StateCounts: Sendable, Hashable {
+        public var queued = 0
+        public var running = 0
+        public var paused = 0
+        public var completed = 0
+        public var failed = 0
+        public var canceled = 0
+        /// Sum of the smoothed speeds of running downloads, in bytes per second.
+        public var bytesPerSecond: Double = 0
+    }
+
+    // MARK: Reading
+
+    /// Counts downloads by state, in one pass and without copying their infos.
+    public func stateCounts() -> StateCounts {
+        var counts = StateCounts()
+        for record in records.values {
+            switch record.machine.publicState {
+            case .queued: counts.queued += 1
+            case .running:
+                counts.running += 1
+                counts.bytesPerSecond += record.info.progress.bytesPerSecond
+            case .paused: counts.paused += 1
+            case .completed: counts.completed += 1
+            case .failed: counts.failed += 1
+            case .canceled: counts.canceled += 1
+            }
+        }
+        return counts
+    }
+
+    /// The IDs of downloads in any of `states`, in the order they were added.
+    public func downloadIDs(inStates states: Set<DownloadState>) -> [DownloadID] {
+        order.filter { id in records[id].map { states.contains($0.machine.publicState) } ?? false }
+    }
+
+    /// Infos of the given downloads, in the given order; unknown IDs are skipped. One call for
+    /// a page of a listing, instead of one `info(_:)` per download.
+    public func infos(_ ids: [DownloadID]) -> [DownloadInfo] {
+        ids.compactMap { records[$0].map(currentInfo) }
+    }
+
+    /// Queued downloads in the order the scheduler will start them: higher priority first,
+    /// then first in, first out (per-host limits aside). Paused downloads are not queued.
+    ///
+    /// Read by letting a copy of the scheduler admit everything, so the order is the
+    /// scheduler's own and never a second bookkeeping that could drift from it. O(queued).
+    public func queuedInStartOrder() -> [DownloadID] {
+        var copy = scheduler
+        copy.limits = SchedulerState.Limits(global: .max, perHost: nil)
+        return copy.admit()
+    }
+
+    // MARK: Adding
+
+    /// Like `add(_:)`, and then: with `paused`, the download is stored paused and waits for
+    /// `resume(_:)` (events: `.queued`, then `.paused`); with `queueIndex`, it is moved to that
+    /// index of `queuedInStartOrder()` (clamped) before any slot is handed out.
+    @discardableResult
+    public func add(_ request: DownloadRequest, queueIndex: Int?, paused: Bool) async throws(HaulError) -> DownloadID {
+        try Self.validate(request)
+        guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
+        let id = insert(request.normalized, group: nil)
+        if paused { records[id]?.machine = DownloadStateMachine(state: .paused) }
+        do {
+            try await store.save(records[id].map { [storedDownload($0)] } ?? [])
+        } catch {
+            forget(id)
+            throw error
+        }
+        guard let record = records[id] else { return id }
+        hub.emit(.queued(id))
+        if paused {
+            hub.emit(.paused(id, reason: nil))
+            return id
+        }
+        scheduler.enqueue(id, host: record.host, priority: record.info.request.priority)
+        if let queueIndex { _ = try? moveInQueue(id, toIndex: queueIndex) }
+        admitQueued()
+        return id
+    }
+
+    // MARK: The queue and its limit
+
+    /// Moves a queued download to `index` of `queuedInStartOrder()` (clamped to the queue)
+    /// and returns the index it now has. Throws `.unknownDownload`, or `.invalidState` when
+    /// the download is not queued (running, paused or finished downloads have no place in it).
+    ///
+    /// The scheduler orders by priority, then by enqueue order, so the download takes the
+    /// priority of its new predecessor (at the front: one more than its successor's) and the
+    /// downloads of that priority behind it are queued again after it. Its request's
+    /// `priority` changes accordingly and is stored. Cost: the downloads queued again, each
+    /// leaving a stale entry that the scheduler drops when it reaches it.
+    @discardableResult
+    public func moveInQueue(_ id: DownloadID, toIndex index: Int) throws(HaulError) -> Int {
+        guard let record = records[id] else { throw unknown(id) }
+        guard record.machine.state == .queued, scheduler.isQueued(id) else {
+            throw HaulError(.invalidState, "download \(id) is \(record.machine.publicState.rawValue), not waiting in the queue")
+        }
+        var queue = queuedInStartOrder()
+        guard let from = queue.firstIndex(of: id) else {
+            throw HaulError(.invalidState, "download \(id) is not waiting in the queue")
+        }
+        let target = min(max(0, index), queue.count - 1)
+        guard target != from else { return target }
+        queue.remove(at: from)
+        queue.insert(id, at: target)
+        let priorityOf = { (other: DownloadID) in self.records[other]?.info.request.priority ?? 0 }
+        let priority = target == 0 ? priorityOf(queue[1]) + 1 : priorityOf(queue[target - 1])
+        // Those behind it in its new lane must be queued again after it, in order.
+        var requeue = [id]
+        for other in queue[(target + 1)...] {
+            guard priorityOf(other) == priority else { break }
+            requeue.append(other)
+        }
+        records[id]?.info.request.priority = priority
+        markDirty(id)
+        for other in requeue {
+            guard let host = records[other]?.host else { continue }
+            scheduler.dequeue(other)
+            scheduler.enqueue(other, host: host, priority: priorityOf(other))
+        }
+        return target
+    }
+
+    /// The global limit of downloads running at once, as it is now.
+    public var maxConcurrentDownloads: Int { scheduler.limits.global }
+
+    /// Changes the global limit at run time (at least 1). A higher limit starts queued
+    /// downloads at once; a lower one lets running downloads finish and starts no new one
+    /// until fewer than `limit` run. Not stored: a new manager starts from its configuration.
+    public func setMaxConcurrentDownloads(_ limit: Int) throws(HaulError) {
+        guard limit >= 1 else { throw HaulError(.invalidRequest, "the concurrency limit must be at least 1, got \(limit)") }
+        scheduler.limits.global = limit
+        admitQueued()
+    }
+
+    // MARK: Everything at once
+
+    /// Pauses every queued and running download, keeping bytes and resume state, and returns
+    /// once all of them have stopped. Queued ones are paused first, so that no slot freed by a
+    /// running one starts a queued download on the way.
+    public func pauseAll() async {
+        var stopping: [DownloadID] = []
+        for wanted in [DownloadState.queued, .running] {
+            for id in order where records[id]?.machine.publicState == wanted {
+                guard var record = records[id] else { continue }
+                let wasQueued = record.machine.state == .queued
+                let action = record.machine.pause()
+                records[id] = record
+                if case .rejected = action { continue }
+                if wasQueued { scheduler.dequeue(id) }
+                perform(action, for: id)
+                if case .stopTransfer = action { stopping.append(id) }
+            }
+        }
+        for id in stopping {
+            // Checked and registered in one step on the actor: a transfer that already ended
+            // has woken its waiters, and this one must not wait for it.
+            await withCheckedContinuation { continuation in
+                if case .stopping = records[id]?.machine.state {
+                    records[id]?.stopWaiters.append(continuation)
+                } else {
+                    continuation.resume()
+                }
+            }
+        }
+    }
+
+    /// Queues every paused download again (not failed ones), in the order they were added,
+    /// and returns their IDs.
+    @discardableResult
+    public func resumeAllPaused() -> [DownloadID] {
+        let paused = order.filter { records[$0]?.machine.state == .paused }
+        for id in paused { try? resume(id) }
+        return paused
+    }
+
+    // MARK: Changing and forgetting
+
+    /// Replaces the request of a download that has not finished (queued, running or paused):
+    /// URL, directory, file name, headers, checksums, conflict policy, metadata and priority.
+    /// The new request is validated like `add`; nothing changes when it is refused. A running
+    /// download is paused, changed and queued again (it continues from its bytes when the
+    /// resume rules allow); a queued one keeps its place. A new directory means the part file
+    /// in the old one is deleted and the download starts over. Throws `.unknownDownload`, or
+    /// `.invalidState` for a completed, failed or canceled download.
+    public func replaceRequest(_ id: DownloadID, with request: DownloadRequest) async throws(HaulError) {
+        try Self.validate(request)
+        guard let state = records[id]?.machine.publicState else { throw unknown(id) }
+        guard !state.isTerminal else {
+            throw HaulError(.invalidState, "a \(state.rawValue) download cannot be changed")
+        }
+        let restart = state == .running
+        if restart { try await pause(id) }
+        guard let record = records[id], [.queued, .paused].contains(record.machine.publicState) else {
+            throw HaulError(.invalidState, "download \(id) changed state while it was being changed; try again")
+        }
+        let new = request.normalized
+        let queueIndex = record.machine.state == .queued ? queuedInStartOrder().firstIndex(of: id) : nil
+        if queueIndex != nil { scheduler.dequeue(id) }
+        var updated = Record(
+            info: record.info, machine: record.machine, transfer: nil, partKey: record.partKey,
+            host: new.url.host?.lowercased() ?? "", position: record.position, createdAt: record.createdAt,
+            durable: record.durable, live: record.live, speed: record.speed, task: record.task,
+            retryTimer: record.retryTimer, isFinished: record.isFinished, stopWaiters: record.stopWaiters,
+            finishWaiters: record.finishWaiters)
+        updated.info.request = new
+        if new.directory.path != record.info.request.directory.path {
+            PartFile(directory: record.info.request.directory.path, key: record.partKey).discard()
+            updated.durable = DurableFields()
+            updated.info.progress = TransferProgress()
+        }
+        records[id] = updated
+        markDirty(id)
+        if let queueIndex {
+            scheduler.enqueue(id, host: updated.host, priority: new.priority)
+            _ = try? moveInQueue(id, toIndex: queueIndex)
+        }
+        if restart { try resume(id) }
+    }
+
+    /// Forgets finished downloads (completed, failed or canceled) from memory and from the
+    /// store in one transaction, and returns the IDs forgotten; `ids` nil means all finished
+    /// ones. Other and unknown IDs are skipped. Placed files stay; a failed download's part
+    /// file is deleted, unless a newer download of the same request now uses it.
+    @discardableResult
+    public func forgetFinished(_ ids: [DownloadID]? = nil) async throws(HaulError) -> [DownloadID] {
+        let candidates = ids ?? order
+        var forgotten: [DownloadID] = []
+        for id in candidates {
+            guard let record = records[id], record.machine.publicState.isTerminal else { continue }
+            if record.machine.publicState == .failed, partKeysInUse[record.partKey] == nil {
+                (record.transfer?.part ?? PartFile(directory: record.info.request.directory.path, key: record.partKey)).discard()
+            }
+            forget(id)
+            forgotten.append(id)
+        }
+        guard !forgotten.isEmpty else { return [] }
+        try await store.delete(forgotten)
+        return forgotten
+    }
+
+    /// Writes every pending change of the downloads' rows now (they are otherwise written in
+    /// batches within `storeFlushInterval`). Durable offsets are written at checkpoints anyway.
+    public func flushStore() async {
+        await flushDirty()
+    }
+}

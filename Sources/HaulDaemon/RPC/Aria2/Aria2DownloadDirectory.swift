@@ -1,0 +1,45 @@
+import Foundation
+import Haul
+
+/// The directory the daemon saves downloads in, and the rule that keeps every `dir` option
+/// inside it.
+///
+/// aria2 writes wherever `dir` and `out` point (`out: "../x"` escapes its directory); a daemon
+/// that any local client can drive must not. A `dir` is resolved (relative to the current
+/// default directory, `..` and symbolic links followed) and must land in this directory or
+/// below it; otherwise the call fails and nothing is added or changed.
+struct Aria2DownloadDirectory: Sendable, Hashable {
+    /// Absolute, symbolic links resolved, no trailing slash (except for `/` itself).
+    let root: String
+
+    init(_ url: URL) throws(HaulError) {
+        let resolved = url.standardizedFileURL.resolvingSymlinksInPath().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw HaulError(.directoryNotFound, "the download directory \(url.path) does not exist or is not a directory")
+        }
+        root = resolved
+    }
+
+    var url: URL { URL(fileURLWithPath: root, isDirectory: true) }
+
+    /// The directory `text` names, relative to `base` unless absolute, if it lies inside the
+    /// download directory. `option` names the option in error messages.
+    func resolve(_ text: String, relativeTo base: URL, option: String = "dir") throws(JSONRPCError) -> URL {
+        guard !text.isEmpty, !text.contains("\0") else {
+            throw Aria2OptionParser.problem(option, "a directory path is required")
+        }
+        let joined = text.hasPrefix("/") ? text : base.path + "/" + text
+        let standardized = URL(fileURLWithPath: joined).standardizedFileURL.path
+        let resolved = URL(fileURLWithPath: standardized).resolvingSymlinksInPath().path
+        guard contains(standardized), contains(resolved) else {
+            throw Aria2OptionParser.problem(
+                option, "'\(text)' is outside the download directory \(root); Haul saves files only inside it")
+        }
+        return URL(fileURLWithPath: resolved, isDirectory: true)
+    }
+
+    func contains(_ path: String) -> Bool {
+        root == "/" || path == root || path.hasPrefix(root + "/")
+    }
+}

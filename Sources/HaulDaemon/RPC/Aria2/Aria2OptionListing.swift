@@ -1,0 +1,57 @@
+import Haul
+
+/// What `getOption` and `getGlobalOption` answer: option names to string values, like aria2,
+/// limited to the options Haul understands (aria2 lists only options that have a value too).
+enum Aria2OptionListing {
+    /// A download's options, read from its request, with the options not applied yet taken
+    /// from `pending` or else from the global defaults.
+    static func download(_ request: DownloadRequest, pending: Aria2PendingOptions?, global: Aria2GlobalOptions) -> JSONValue {
+        var options: [String: JSONValue] = [
+            "dir": .string(request.directory.path),
+            "split": .string(String(pending?.split ?? global.split)),
+            "max-connection-per-server": .string(String(pending?.maxConnectionPerServer ?? global.maxConnectionPerServer)),
+            "max-download-limit": .string(String(pending?.maxDownloadLimit ?? global.maxDownloadLimit)),
+        ]
+        if let name = request.fileName { options["out"] = .string(name) }
+        if !request.headers.isEmpty { options["header"] = .string(headerLines(request.headers)) }
+        if let checksum = request.checksums.first { options["checksum"] = .string(aria2Form(checksum)) }
+        let flags = Aria2GlobalOptions.flags(request.conflictPolicy)
+        options["allow-overwrite"] = .string(String(flags.allowOverwrite))
+        options["auto-file-renaming"] = .string(String(flags.autoFileRenaming))
+        return .object(options)
+    }
+
+    static func global(_ global: Aria2GlobalOptions, maxConcurrentDownloads: Int, userAgent: String) -> JSONValue {
+        var options: [String: JSONValue] = [
+            "dir": .string(global.dir.path),
+            "max-concurrent-downloads": .string(String(maxConcurrentDownloads)),
+            "max-overall-download-limit": .string(String(global.maxOverallDownloadLimit)),
+            "max-download-limit": .string(String(global.maxDownloadLimit)),
+            "split": .string(String(global.split)),
+            "max-connection-per-server": .string(String(global.maxConnectionPerServer)),
+            "allow-overwrite": .string(String(global.allowOverwrite)),
+            "auto-file-renaming": .string(String(global.autoFileRenaming)),
+            "user-agent": .string(global.userAgent ?? userAgent),
+        ]
+        if let referer = global.referer { options["referer"] = .string(referer) }
+        if !global.headers.isEmpty { options["header"] = .string(headerLines(global.headers)) }
+        return .object(options)
+    }
+
+    /// aria2 lists repeated options (`header`) as one string, one value per line.
+    static func headerLines(_ headers: [HeaderField]) -> String {
+        headers.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
+
+    /// `sha-256=…`: aria2's names for the hash functions.
+    static func aria2Form(_ checksum: Checksum) -> String {
+        let name: String
+        switch checksum.algorithm {
+        case .md5: name = "md5"
+        case .sha1: name = "sha-1"
+        case .sha256: name = "sha-256"
+        case .sha512: name = "sha-512"
+        }
+        return "\(name)=\(checksum.hex)"
+    }
+}

@@ -1,0 +1,145 @@
+import Haul
+
+/// Reads aria2's option structs (`{"dir": "/tmp", "split": "4"}`) into `Aria2OptionValues`.
+///
+/// As in aria2: options it does not know, and options that do not apply where they are given
+/// (`out` in `changeGlobalOption`, `max-concurrent-downloads` for one download), are ignored;
+/// a value it cannot use fails the whole call with aria2's message, followed by what was wrong,
+/// and nothing is applied. Unlike aria2, a value that is not a string (`"split": 4`) is an
+/// error, not silently skipped, and `gid` (choosing a download's ID) is refused.
+enum Aria2OptionParser {
+    /// Where the options are given; each accepts a different set.
+    enum Context: Sendable, Hashable {
+        /// `addUri`: every per-download option, `pause` included.
+        case newDownload
+        /// `changeOption`: per-download options except `pause`.
+        case changeDownload
+        /// `changeGlobalOption`: defaults for new downloads and global limits, but not
+        /// `checksum`, `out` or `pause`.
+        case changeGlobal
+    }
+
+    static let perDownload: Set<String> = [
+        "dir", "out", "header", "checksum", "split", "max-connection-per-server", "max-download-limit",
+        "allow-overwrite", "auto-file-renaming", "referer", "user-agent",
+    ]
+    static let globalOnly: Set<String> = ["max-concurrent-downloads", "max-overall-download-limit"]
+
+    static func accepts(_ name: String, in context: Context) -> Bool {
+        switch context {
+        case .newDownload: return perDownload.contains(name) || name == "pause" || name == "gid"
+        case .changeDownload: return perDownload.contains(name)
+        case .changeGlobal: return (perDownload.contains(name) || globalOnly.contains(name)) && name != "checksum" && name != "out"
+        }
+    }
+
+    static func parse(_ options: [String: JSONValue], for context: Context) throws(JSONRPCError) -> Aria2OptionValues {
+        var values = Aria2OptionValues()
+        // Sorted, so that of several bad options the same one is always reported.
+        for name in options.keys.sorted() where accepts(name, in: context) {
+            guard let raw = options[name] else { continue }
+            if name == "header" {
+                values.headers = try headers(raw)
+                continue
+            }
+            guard let text = raw.stringValue else {
+                throw JSONRPCError.invalidParams("option '\(name)' must be a string, got \(raw.kindDescription)")
+            }
+            switch name {
+            case "dir":
+                guard !text.isEmpty else { throw problem(name, "a directory path is required") }
+                values.dir = text
+            case "out": values.out = try fileName(text)
+            case "checksum":
+                do { values.checksum = try Checksum(parsing: text) } catch { throw problem(name, error.message) }
+            case "split": values.split = try integer(name, text, in: 1...1024)
+            case "max-connection-per-server": values.maxConnectionPerServer = try integer(name, text, in: 1...16)
+            case "max-concurrent-downloads": values.maxConcurrentDownloads = try integer(name, text, in: 1...100_000)
+            case "max-download-limit": values.maxDownloadLimit = try speed(name, text)
+            case "max-overall-download-limit": values.maxOverallDownloadLimit = try speed(name, text)
+            case "allow-overwrite": values.allowOverwrite = try boolean(name, text)
+            case "auto-file-renaming": values.autoFileRenaming = try boolean(name, text)
+            case "pause": values.pause = try boolean(name, text)
+            case "referer": values.referer = try headerValue(name, text)
+            case "user-agent": values.userAgent = try headerValue(name, text)
+            case "gid": throw problem(name, "Haul chooses download IDs itself; leave this option out")
+            default: break
+            }
+        }
+        return values
+    }
+
+    /// aria2's message for a value it cannot use, followed by the reason.
+    static func problem(_ name: String, _ reason: String) -> JSONRPCError {
+        .failed("We encountered a problem while processing the option '--\(name)': \(reason)")
+    }
+
+    /// `out` is one file name: Haul places files directly in `dir`, so a path (and with it any
+    /// way out of `dir`) is refused here, before anything is added.
+    static func fileName(_ text: String) throws(JSONRPCError) -> String {
+        guard !text.isEmpty, text != ".", text != ".." else {
+            throw problem("out", "'\(text)' cannot be used as a file name")
+        }
+        guard !text.contains("/"), !text.contains("\0") else {
+            throw problem("out", "'\(text)' must be a file name without '/'; use 'dir' to choose a directory inside the download directory")
+        }
+        return text
+    }
+
+    /// `header` is one `Name: value` string or an array of them.
+    static func headers(_ raw: JSONValue) throws(JSONRPCError) -> [HeaderField] {
+        let lines: [JSONValue]
+        switch raw {
+        case .string: lines = [raw]
+        case .array(let elements): lines = elements
+        default: throw JSONRPCError.invalidParams("option 'header' must be a string or an array of strings, got \(raw.kindDescription)")
+        }
+        var fields: [HeaderField] = []
+        for line in lines {
+            guard let text = line.stringValue else {
+                throw JSONRPCError.invalidParams("option 'header' must hold strings, and holds \(line.kindDescription)")
+            }
+            do { fields.append(try HeaderField(parsing: text)) } catch { throw problem("header", error.message) }
+        }
+        return fields
+    }
+
+    static func integer(_ name: String, _ text: String, in range: ClosedRange<Int>) throws(JSONRPCError) -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw problem(name, "expected a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
+        }
+        return value
+    }
+
+    static func boolean(_ name: String, _ text: String) throws(JSONRPCError) -> Bool {
+        switch text {
+        case "true": return true
+        case "false": return false
+        default: throw problem(name, "expected 'true' or 'false', got '\(text)'")
+        }
+    }
+
+    /// Bytes per second: a whole number, optionally followed by `K` or `M` (1K = 1024).
+    static func speed(_ name: String, _ text: String) throws(JSONRPCError) -> Int64 {
+        var digits = Substring(text)
+        var unit: Int64 = 1
+        switch digits.last {
+        case "K", "k": unit = 1024; digits = digits.dropLast()
+        case "M", "m": unit = 1024 * 1024; digits = digits.dropLast()
+        default: break
+        }
+        guard let number = Int64(digits), number >= 0 else {
+            throw problem(name, "expected bytes per second such as 0, 500K or 2M, got '\(text)'")
+        }
+        let (value, overflow) = number.multipliedReportingOverflow(by: unit)
+        guard !overflow else { throw problem(name, "'\(text)' is too large") }
+        return value
+    }
+
+    static func headerValue(_ name: String, _ text: String) throws(JSONRPCError) -> String {
+        guard !text.isEmpty, !text.contains(where: \.isNewline) else {
+            throw problem(name, "expected a single line of text")
+        }
+        return text
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Haul
+
+/// A download's options and the global ones: reading and changing them.
+extension Aria2Service {
+    /// `getOption(gid)`.
+    func getOption(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
+        let info = try await download(p)
+        return Aria2OptionListing.download(info.request, pending: pending[info.id], global: global)
+    }
+
+    /// `changeOption(gid, options)` → "OK". Options that change the request (dir, out,
+    /// header, checksum, …) restart a running download, as in aria2; the others do not.
+    func changeOption(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
+        let info = try await download(p)
+        let values = try Aria2OptionParser.parse(try p.object(1, "options"), for: .changeDownload)
+        guard !info.state.isTerminal else { throw .failed("Cannot change option for GID#\(info.id)") }
+        let directory = try values.dir.map { text throws(JSONRPCError) in
+            try downloadDirectory.resolve(text, relativeTo: global.dir)
+        }
+        let request = Aria2GlobalOptions.changing(info.request, values, directory: directory)
+        if values.changesRequest, request != info.request {
+            try await managed { () async throws(HaulError) in try await manager.replaceRequest(info.id, with: request) }
+        }
+        if values.hasPendingOptions { pending[info.id, default: Aria2PendingOptions()].merge(values) }
+        return "OK"
+    }
+
+    /// `getGlobalOption()`.
+    func getGlobalOption() async -> JSONValue {
+        Aria2OptionListing.global(
+            global, maxConcurrentDownloads: await manager.maxConcurrentDownloads,
+            userAgent: manager.configuration.userAgent)
+    }
+
+    /// `changeGlobalOption(options)` → "OK". Every value is checked before any is applied.
+    func changeGlobalOption(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
+        let values = try Aria2OptionParser.parse(try p.object(0, "options"), for: .changeGlobal)
+        let directory = try values.dir.map { text throws(JSONRPCError) in
+            try downloadDirectory.resolve(text, relativeTo: global.dir)
+        }
+        if let directory {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw Aria2OptionParser.problem("dir", "\(directory.path) does not exist or is not a directory")
+            }
+        }
+        if let limit = values.maxConcurrentDownloads {
+            try await managed { () async throws(HaulError) in try await manager.setMaxConcurrentDownloads(limit) }
+        }
+        global.apply(values, dir: directory)
+        return "OK"
+    }
+}

@@ -1,0 +1,60 @@
+import Haul
+
+/// Reading downloads: one, the active ones, a page of the waiting or stopped ones, the totals.
+extension Aria2Service {
+    /// `tellStatus(gid[, keys])`.
+    func tellStatus(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
+        let info = try await download(p)
+        return Aria2Status.entry(info, keys: try p.optionalStrings(1, "keys"))
+    }
+
+    /// `getServers(gid)`: only a running download has a server.
+    func getServers(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
+        let info = try await download(p)
+        guard info.state == .running else { throw .failed("No active download for GID#\(info.id)") }
+        return Aria2Status.servers(info)
+    }
+
+    /// `tellActive([keys])`: running downloads, in the order they were added.
+    func tellActive(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
+        let keys = try p.optionalStrings(0, "keys")
+        let ids = await manager.downloadIDs(inStates: [.running])
+        return await entries(ids, keys: keys)
+    }
+
+    /// `tellWaiting(offset, num[, keys])`: queued downloads in start order, then paused ones.
+    func tellWaiting(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
+        let (offset, num, keys) = try page(p)
+        let ids = await manager.queuedInStartOrder() + manager.downloadIDs(inStates: [.paused])
+        return await entries(Aria2Pagination.page(count: ids.count, offset: offset, num: num).map { ids[$0] }, keys: keys)
+    }
+
+    /// `tellStopped(offset, num[, keys])`: completed, failed and removed downloads.
+    func tellStopped(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
+        let (offset, num, keys) = try page(p)
+        let ids = await manager.downloadIDs(inStates: [.completed, .failed, .canceled])
+        return await entries(Aria2Pagination.page(count: ids.count, offset: offset, num: num).map { ids[$0] }, keys: keys)
+    }
+
+    /// `getGlobalStat()`: speeds and counts, as strings.
+    func getGlobalStat() async -> JSONValue {
+        let counts = await manager.stateCounts()
+        let stopped = String(counts.completed + counts.failed + counts.canceled)
+        return [
+            "downloadSpeed": .string(String(Int64(counts.bytesPerSecond))),
+            "uploadSpeed": "0",
+            "numActive": .string(String(counts.running)),
+            "numWaiting": .string(String(counts.queued + counts.paused)),
+            "numStopped": .string(stopped),
+            "numStoppedTotal": .string(stopped),
+        ]
+    }
+
+    private func page(_ p: RPCParameters) throws(JSONRPCError) -> (offset: Int, num: Int, keys: [String]?) {
+        (try p.integer(0, "offset"), try p.integer(1, "num"), try p.optionalStrings(2, "keys"))
+    }
+
+    private func entries(_ ids: [DownloadID], keys: [String]?) async -> JSONValue {
+        .array(await manager.infos(ids).map { Aria2Status.entry($0, keys: keys) })
+    }
+}

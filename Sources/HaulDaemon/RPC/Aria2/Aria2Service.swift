@@ -1,0 +1,155 @@
+import Foundation
+import Haul
+
+/// What the daemon tells the aria2 methods about itself.
+public struct Aria2Configuration: Sendable {
+    /// Every download is saved in this directory or below it; `dir` options are resolved
+    /// against it and refused outside it. It must exist. It is also the default `dir`.
+    public var downloadDirectory: URL
+    /// Called by `aria2.shutdown` (false) and `aria2.forceShutdown` (true). It must only start
+    /// the shutdown and return, so that the call can still be answered.
+    public var requestShutdown: @Sendable (_ force: Bool) -> Void
+
+    public init(downloadDirectory: URL, requestShutdown: @escaping @Sendable (_ force: Bool) -> Void) {
+        self.downloadDirectory = downloadDirectory
+        self.requestShutdown = requestShutdown
+    }
+}
+
+/// aria2's RPC methods, acting on one `DownloadManager` (aria2 has no sessions: the daemon
+/// gives it its default session).
+///
+/// Parameters and results have aria2's shapes (see its manual, "RPC INTERFACE"); download IDs
+/// are GIDs. Register the methods with `register(in:)`. Where Haul differs from aria2:
+/// - one URI per download (no mirrors); `out` is a file name, and `dir` must stay inside the
+///   download directory;
+/// - paused downloads are listed after the queued ones in `tellWaiting`, and `changePosition`
+///   moves queued downloads only (`unpause` queues a download at the back);
+/// - `tellStopped` lists finished downloads in the order they were added, not stopped;
+/// - `split`, `max-connection-per-server`, `max-download-limit` and
+///   `max-overall-download-limit` are accepted and reported but not applied yet;
+/// - BitTorrent and Metalink (`addTorrent`, `addMetalink`, `getPeers`) are not supported.
+public actor Aria2Service {
+    let manager: DownloadManager
+    let configuration: Aria2Configuration
+    let downloadDirectory: Aria2DownloadDirectory
+    var global: Aria2GlobalOptions
+    /// Options given for downloads that the manager does not apply yet, by download.
+    var pending: [DownloadID: Aria2PendingOptions] = [:]
+    /// aria2's session ID: new for each run of the daemon.
+    let sessionID: String
+
+    public init(manager: DownloadManager, configuration: Aria2Configuration) throws(HaulError) {
+        self.manager = manager
+        self.configuration = configuration
+        let directory = try Aria2DownloadDirectory(configuration.downloadDirectory)
+        self.downloadDirectory = directory
+        self.global = Aria2GlobalOptions(dir: directory.url)
+        self.sessionID = (0..<40).map { _ in String(Int.random(in: 0..<16), radix: 16) }.joined()
+    }
+
+    /// The methods, in the order aria2 lists them.
+    static let methodNames = [
+        "aria2.addUri", "aria2.addTorrent", "aria2.getPeers", "aria2.addMetalink", "aria2.remove", "aria2.pause",
+        "aria2.forcePause", "aria2.pauseAll", "aria2.forcePauseAll", "aria2.unpause", "aria2.unpauseAll",
+        "aria2.forceRemove", "aria2.changePosition", "aria2.tellStatus", "aria2.getUris", "aria2.getFiles",
+        "aria2.getServers", "aria2.tellActive", "aria2.tellWaiting", "aria2.tellStopped", "aria2.getOption",
+        "aria2.changeUri", "aria2.changeOption", "aria2.getGlobalOption", "aria2.changeGlobalOption",
+        "aria2.purgeDownloadResult", "aria2.removeDownloadResult", "aria2.getVersion", "aria2.getSessionInfo",
+        "aria2.shutdown", "aria2.forceShutdown", "aria2.getGlobalStat", "aria2.saveSession",
+    ]
+
+    /// Adds aria2's methods and notifications to `table`.
+    public nonisolated func register(in table: inout RPCMethodTable) {
+        for name in Self.methodNames {
+            table.register(name) { (parameters, _) async throws(JSONRPCError) -> JSONValue in
+                try await self.call(name, parameters)
+            }
+        }
+        for name in Aria2Notifications.names { table.registerNotification(name) }
+    }
+
+    private func call(_ name: String, _ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
+        switch name {
+        case "aria2.addUri": return try await addUri(p)
+        case "aria2.addTorrent": throw .failed("aria2.addTorrent is not supported: Haul downloads over HTTP(S) only, without BitTorrent")
+        case "aria2.addMetalink": throw .failed("aria2.addMetalink is not supported: Haul does not read Metalink files")
+        case "aria2.getPeers": throw .failed("aria2.getPeers is not supported: Haul downloads over HTTP(S) only and has no peers")
+        case "aria2.remove", "aria2.forceRemove": return try await remove(p)
+        case "aria2.pause", "aria2.forcePause": return try await pause(p)
+        case "aria2.pauseAll", "aria2.forcePauseAll": return await pauseAll()
+        case "aria2.unpause": return try await unpause(p)
+        case "aria2.unpauseAll": return await unpauseAll()
+        case "aria2.changePosition": return try await changePosition(p)
+        case "aria2.tellStatus": return try await tellStatus(p)
+        case "aria2.getUris": return Aria2Status.uris(try await download(p))
+        case "aria2.getFiles": return .array([Aria2Status.file(try await download(p))])
+        case "aria2.getServers": return try await getServers(p)
+        case "aria2.tellActive": return try await tellActive(p)
+        case "aria2.tellWaiting": return try await tellWaiting(p)
+        case "aria2.tellStopped": return try await tellStopped(p)
+        case "aria2.getOption": return try await getOption(p)
+        case "aria2.changeUri": return try await changeUri(p)
+        case "aria2.changeOption": return try await changeOption(p)
+        case "aria2.getGlobalOption": return await getGlobalOption()
+        case "aria2.changeGlobalOption": return try await changeGlobalOption(p)
+        case "aria2.purgeDownloadResult": return try await purgeDownloadResult()
+        case "aria2.removeDownloadResult": return try await removeDownloadResult(p)
+        case "aria2.getVersion": return getVersion()
+        case "aria2.getSessionInfo": return ["sessionId": .string(sessionID)]
+        case "aria2.shutdown": return shutdown(force: false)
+        case "aria2.forceShutdown": return shutdown(force: true)
+        case "aria2.getGlobalStat": return await getGlobalStat()
+        case "aria2.saveSession": return await saveSession()
+        default: throw .methodNotFound(name)
+        }
+    }
+
+    // MARK: GIDs
+
+    /// The download a GID names. As in aria2, a unique prefix of a GID names it too.
+    func download(_ text: String) async throws(JSONRPCError) -> DownloadInfo {
+        let gid = text.lowercased()
+        guard !gid.isEmpty, gid.count <= 16, gid.allSatisfy(\.isHexDigit) else { throw .failed("Invalid GID \(text)") }
+        if let id = DownloadID(gid) {
+            guard let info = await manager.info(id) else { throw .failed("GID \(text) is not found") }
+            return info
+        }
+        let all = Set(DownloadState.allCases)
+        let matches = await manager.downloadIDs(inStates: all).filter { $0.description.hasPrefix(gid) }
+        guard matches.count <= 1 else { throw .failed("GID \(text) is not unique") }
+        guard let id = matches.first, let info = await manager.info(id) else { throw .failed("GID \(text) is not found") }
+        return info
+    }
+
+    /// The download named by the GID that is the first parameter.
+    func download(_ p: RPCParameters) async throws(JSONRPCError) -> DownloadInfo {
+        try await download(try p.string(0, "gid"))
+    }
+
+    /// Runs a manager call, turning its error into aria2's shape.
+    func managed<T>(_ body: () async throws(HaulError) -> T) async throws(JSONRPCError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw JSONRPCError(error)
+        }
+    }
+
+    // MARK: The daemon
+
+    func getVersion() -> JSONValue {
+        ["version": .string(HaulVersion.current), "enabledFeatures": ["HTTPS", "Message Digest"]]
+    }
+
+    func shutdown(force: Bool) -> JSONValue {
+        configuration.requestShutdown(force)
+        return "OK"
+    }
+
+    /// Haul's store is always up to date at its checkpoints; this writes the rest now.
+    func saveSession() async -> JSONValue {
+        await manager.flushStore()
+        return "OK"
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Haul
+
+/// A download as aria2 describes it (`tellStatus`, `getFiles`, `getUris`, `getServers`): every
+/// value a string, one file per download, one URI per file.
+///
+/// Haul writes each download from its first byte onward, so the pieces aria2 reports
+/// (`pieceLength`, `numPieces`, `bitfield`) are those of the contiguous prefix done so far,
+/// in aria2's default piece length.
+enum Aria2Status {
+    static let pieceLength: Int64 = 1 << 20
+
+    /// aria2's status word: active, waiting, paused, error, complete or removed.
+    static func name(_ state: DownloadState) -> String {
+        switch state {
+        case .queued: return "waiting"
+        case .running: return "active"
+        case .paused: return "paused"
+        case .completed: return "complete"
+        case .failed: return "error"
+        case .canceled: return "removed"
+        }
+    }
+
+    /// The `tellStatus` struct; with `keys` (non-empty), only those keys.
+    static func entry(_ info: DownloadInfo, keys: [String]?) -> JSONValue {
+        let wanted = keys.flatMap { $0.isEmpty ? nil : Set($0) }
+        func include(_ key: String) -> Bool { wanted?.contains(key) ?? true }
+        var entry: [String: JSONValue] = [:]
+        func put(_ key: String, _ value: @autoclosure () -> JSONValue) {
+            if include(key) { entry[key] = value() }
+        }
+        let total = info.progress.expectedBytes ?? 0
+        let done = info.progress.completedBytes
+        let running = info.state == .running
+        put("gid", .string(info.id.description))
+        put("status", .string(name(info.state)))
+        put("totalLength", string(total))
+        put("completedLength", string(done))
+        put("uploadLength", "0")
+        put("downloadSpeed", string(running ? Int64(info.progress.bytesPerSecond) : 0))
+        put("uploadSpeed", "0")
+        put("connections", running ? "1" : "0")
+        put("pieceLength", string(pieceLength))
+        put("numPieces", string(pieces(total)))
+        if let bitfield = bitfield(total: total, done: done, started: info.attempts > 0 || info.state == .completed) {
+            put("bitfield", .string(bitfield))
+        }
+        put("dir", .string(info.request.directory.path))
+        put("files", .array([file(info)]))
+        if info.state.isTerminal {
+            let code: Int
+            switch info.state {
+            case .completed: code = Aria2ErrorCode.finished
+            case .canceled: code = Aria2ErrorCode.removed
+            default: code = info.error.map(Aria2ErrorCode.code(for:)) ?? Aria2ErrorCode.unknown
+            }
+            put("errorCode", string(Int64(code)))
+            put("errorMessage", .string(info.state == .failed ? info.error?.message ?? "" : ""))
+        }
+        return .object(entry)
+    }
+
+    /// The one file of a download (`getFiles`). Its path is known once it is placed, or when
+    /// `out` named it; before that it is empty, as in aria2 before the name is known.
+    static func file(_ info: DownloadInfo) -> JSONValue {
+        let path = info.fileURL?.path
+            ?? info.request.fileName.map { info.request.directory.appendingPathComponent($0).path }
+            ?? ""
+        return .object([
+            "index": "1",
+            "path": .string(path),
+            "length": string(info.progress.expectedBytes ?? 0),
+            "completedLength": string(info.progress.completedBytes),
+            "selected": "true",
+            "uris": uris(info),
+        ])
+    }
+
+    /// `getUris`: the download's URI, `used` once a transfer was attempted.
+    static func uris(_ info: DownloadInfo) -> JSONValue {
+        let used = info.attempts > 0 || info.state == .running || info.state == .completed
+        return .array([.object(["uri": .string(info.request.url.absoluteString), "status": used ? "used" : "waiting"])])
+    }
+
+    /// `getServers`, for a running download: where the bytes come from, after redirects.
+    static func servers(_ info: DownloadInfo) -> JSONValue {
+        let server: JSONValue = .object([
+            "uri": .string(info.request.url.absoluteString),
+            "currentUri": .string((info.finalURL ?? info.request.url).absoluteString),
+            "downloadSpeed": string(Int64(info.progress.bytesPerSecond)),
+        ])
+        return .array([.object(["index": "1", "servers": .array([server])])])
+    }
+
+    static func pieces(_ total: Int64) -> Int64 {
+        total <= 0 ? 0 : (total + pieceLength - 1) / pieceLength
+    }
+
+    /// Hex of one bit per piece, highest bit first, set for each piece fully done; nil before
+    /// the length is known or anything was attempted (aria2 leaves the key out then).
+    static func bitfield(total: Int64, done: Int64, started: Bool) -> String? {
+        let count = pieces(total)
+        guard count > 0, started else { return nil }
+        let complete = done >= total ? count : min(count, done / pieceLength)
+        var bytes = [UInt8](repeating: 0, count: Int((count + 7) / 8))
+        for piece in 0..<Int(complete) {
+            bytes[piece / 8] |= 0x80 >> UInt8(piece % 8)
+        }
+        return bytes.map { byte in
+            let hex = String(byte, radix: 16)
+            return hex.count == 1 ? "0" + hex : hex
+        }.joined()
+    }
+
+    private static func string(_ value: Int64) -> JSONValue {
+        .string(String(value))
+    }
+}
