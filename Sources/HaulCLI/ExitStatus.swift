@@ -1,6 +1,6 @@
-/// The exit statuses of `haul get`: one per kind of failure, so that scripts can react to what
-/// went wrong (retry later on a network error, give up on a 404, alert on a checksum mismatch)
-/// without parsing messages.
+/// The exit statuses of `haul get` and `haul daemon`: one per kind of failure, so that scripts
+/// can react to what went wrong (retry later on a network error, give up on a 404, alert on a
+/// checksum mismatch, leave alone a daemon that is already running) without parsing messages.
 ///
 /// Which `HaulError` code leads to which status is in `ExitStatus+HaulError.swift`.
 enum ExitStatus: Int32, CaseIterable, Sendable {
@@ -14,6 +14,8 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
     case serverMisbehaved = 7
     case fileExists = 8
     case redirect = 9
+    case daemonAlreadyRunning = 10
+    case cannotListen = 11
     case interrupted = 130
     case terminated = 143
 
@@ -30,6 +32,8 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .serverMisbehaved: "the server misbehaved: wrong length or unusable response"
         case .fileExists: "the file exists and --conflict is fail"
         case .redirect: "redirect problem: too many, a loop, or an unsupported target"
+        case .daemonAlreadyRunning: "haul daemon: another daemon holds the socket or state directory"
+        case .cannotListen: "haul daemon: cannot listen (port in use, socket path unusable)"
         case .interrupted: "interrupted by SIGINT (Ctrl-C); part files are kept"
         case .terminated: "stopped by SIGTERM; part files are kept"
         }

@@ -9,7 +9,7 @@ struct HaulCommand: AsyncParsableCommand {
         commandName: "haul",
         abstract: "A download manager that resumes correctly.",
         version: HaulVersion.current,
-        subcommands: [GetCommand.self])
+        subcommands: [GetCommand.self, DaemonCommand.self])
 
     /// ArgumentParser's own `main`, except that argument errors exit with 2, not 64: Haul
     /// documents 2 for every usage error, like curl, grep and most Unix tools, and scripts

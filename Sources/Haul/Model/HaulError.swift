@@ -13,6 +13,7 @@ public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
             case tooManyRedirects, redirectLoop, unsupportedRedirect
             case connectionFailed, timeout
             case invalidState, unknownDownload, canceled, shutdown
+            case daemonUnavailable, rpcError
         }
         let base: Base
         private init(_ base: Base) { self.base = base }
@@ -61,6 +62,12 @@ public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let canceled = Code(.canceled)
         /// The manager is shutting down or has shut down.
         public static let shutdown = Code(.shutdown)
+        /// No `haul daemon` answers at the socket or URL a client was given (none is running,
+        /// or it stopped while the call was in flight).
+        public static let daemonUnavailable = Code(.daemonUnavailable)
+        /// The daemon answered a JSON-RPC call with an error object (its number is in
+        /// `HaulError.rpcCode`), or refused the call (a request too large, a wrong secret).
+        public static let rpcError = Code(.rpcError)
 
         public var description: String { base.rawValue }
 
@@ -79,12 +86,16 @@ public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
     public let httpStatus: Int?
     /// How long the server asked us to wait before retrying (`Retry-After`), if it said.
     public let retryAfter: Duration?
+    /// The JSON-RPC error number the daemon answered with (aria2's numbers, or -32700…-32600
+    /// from JSON-RPC itself), for errors that came back from a remote call.
+    public let rpcCode: Int?
 
-    public init(_ code: Code, _ message: String, httpStatus: Int? = nil, retryAfter: Duration? = nil) {
+    public init(_ code: Code, _ message: String, httpStatus: Int? = nil, retryAfter: Duration? = nil, rpcCode: Int? = nil) {
         self.code = code
         self.message = message
         self.httpStatus = httpStatus
         self.retryAfter = retryAfter
+        self.rpcCode = rpcCode
     }
 
     /// Whether trying again later may succeed: broken connections, timeouts, short bodies,

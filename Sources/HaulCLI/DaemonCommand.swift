@@ -1,0 +1,140 @@
+import ArgumentParser
+import Foundation
+import Haul
+import HaulDaemon
+
+/// `haul daemon`: the transfer service. Downloads live in it, not in the processes that asked
+/// for them; clients (`BackgroundSession`, `haul add`/`ls`/…, aria2 front-ends) drive it over
+/// JSON-RPC on its unix socket or on loopback TCP.
+struct DaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon",
+        abstract: "Run the transfer service: aria2-compatible JSON-RPC on a unix socket and loopback TCP.",
+        discussion: """
+            The daemon listens on a unix socket (mode 0600, in a 0700 directory; default \
+            $XDG_RUNTIME_DIR/haul/haul.sock, else /tmp/haul-UID/haul.sock) and on TCP \
+            127.0.0.1:6800, both at /jsonrpc over HTTP POST and WebSocket. When it is ready it \
+            prints one line on standard error:
+              haul daemon: ready socket=PATH tcp=HOST:PORT pid=PID   (tcp=off with --no-tcp)
+
+            Only one daemon may use a state directory or a socket at a time; a second one exits \
+            with status 10 and names the PID of the first. A socket left by a daemon that was \
+            killed is removed and replaced. SIGTERM or SIGINT stop the daemon gracefully: \
+            requests in flight are answered, transfers are checkpointed, the socket is removed, \
+            and it exits with 0.
+
+            Exit status:
+            \(ExitStatus.helpTable)
+            """)
+
+    @Option(name: .customLong("socket"), help: ArgumentHelp(
+        "The unix socket to listen on (default: $XDG_RUNTIME_DIR/haul/haul.sock, else /tmp/haul-UID/haul.sock).",
+        valueName: "path"))
+    var socketPath: String?
+
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp(
+        "Where the download store lives (default: $HAUL_STATE_DIR, else $XDG_STATE_HOME/haul, else ~/.local/state/haul).",
+        valueName: "dir"))
+    var stateDirectory: String?
+
+    @Option(name: .customLong("rpc-listen-port"), help: ArgumentHelp(
+        "The TCP port for JSON-RPC (default: 6800; 0 picks a free one, printed when ready).", valueName: "n"))
+    var rpcListenPort: Int?
+
+    @Flag(name: .customLong("rpc-listen-all"), help: "Listen for JSON-RPC on every network address, not only 127.0.0.1.")
+    var rpcListenAll = false
+
+    @Flag(name: .customLong("no-tcp"), help: "Do not listen on TCP at all; only the unix socket.")
+    var noTCP = false
+
+    @Option(name: .customLong("rpc-secret"), help: ArgumentHelp(
+        "The secret TCP clients must send (aria2's token:SECRET).", valueName: "secret"))
+    var rpcSecret: String?
+
+    @Option(name: .customLong("max-concurrent-downloads"), help: ArgumentHelp(
+        "Downloads running at once in each session.", valueName: "n"))
+    var maxConcurrentDownloads: Int?
+
+    @Option(name: .customLong("log-level"), help: ArgumentHelp(
+        "Log messages on standard error from this level up: \(DaemonLogging.levelNames.joined(separator: ", ")).",
+        valueName: "level"))
+    var logLevel = DaemonLogging.defaultLevelName
+
+    func validate() throws {
+        if let rpcListenPort, !(0...65535).contains(rpcListenPort) {
+            throw ValidationError("--rpc-listen-port must be between 0 and 65535")
+        }
+        if noTCP && (rpcListenPort != nil || rpcListenAll) {
+            throw ValidationError("--no-tcp cannot be combined with --rpc-listen-port or --rpc-listen-all")
+        }
+        if let maxConcurrentDownloads, maxConcurrentDownloads < 1 {
+            throw ValidationError("--max-concurrent-downloads must be at least 1")
+        }
+        if rpcSecret?.isEmpty == true { throw ValidationError("--rpc-secret must not be empty") }
+        if let socketPath, !socketPath.hasPrefix("/") { throw ValidationError("--socket must be an absolute path") }
+        if !DaemonLogging.levelNames.contains(logLevel.lowercased()) {
+            throw ValidationError("--log-level must be one of \(DaemonLogging.levelNames.joined(separator: ", "))")
+        }
+    }
+
+    mutating func run() async throws {
+        guard let logger = DaemonLogging.bootstrap(levelName: logLevel) else { throw ExitCode(ExitStatus.usage.rawValue) }
+        let daemon = Daemon(configuration: daemonConfiguration, logger: logger, compose: Self.compose)
+        let status: ExitStatus
+        do {
+            try await daemon.run { addresses in
+                StandardStream.error.writeLine(addresses.readyLine(processID: ProcessInfo.processInfo.processIdentifier))
+            }
+            status = .success
+        } catch let error as DaemonError {
+            StandardStream.error.writeLine("haul daemon: error: \(error.message)")
+            status = Self.status(for: error)
+        } catch let error as HaulError {
+            StandardStream.error.writeLine("haul daemon: error: \(error.message)")
+            status = ExitStatus(for: error)
+        } catch {
+            StandardStream.error.writeLine("haul daemon: error: \(error)")
+            status = .failure
+        }
+        if status != .success { throw ExitCode(status.rawValue) }
+    }
+
+    /// The daemon's parts: the one place where the JSON-RPC layer and the session host are
+    /// plugged in. Until they are, the stand-in handler echoes each call's parameters.
+    @Sendable
+    static func compose(_ context: DaemonContext) async throws -> DaemonComponents {
+        DaemonComponents(handler: EchoRPCHandler(control: context.control))
+    }
+
+    static func status(for error: DaemonError) -> ExitStatus {
+        switch error.kind {
+        case .alreadyRunning: .daemonAlreadyRunning
+        case .cannotListen: .cannotListen
+        case .fileSystem: .destination
+        }
+    }
+
+    private var daemonConfiguration: DaemonConfiguration {
+        var configuration = DaemonConfiguration(stateDirectory: resolvedStateDirectory)
+        configuration.socketPath = socketPath
+        if noTCP {
+            configuration.tcp = nil
+        } else {
+            let port = rpcListenPort ?? DaemonEndpoint.defaultTCPPort
+            configuration.tcp = rpcListenAll ? .allAddresses(port: port) : .init(port: port)
+        }
+        configuration.rpcSecret = rpcSecret
+        configuration.maxConcurrentDownloads = maxConcurrentDownloads
+        return configuration
+    }
+
+    /// `--state-dir`, else `$HAUL_STATE_DIR`, else the library's default: as `haul get` does,
+    /// so that both find the same store.
+    private var resolvedStateDirectory: URL {
+        if let stateDirectory { return URL(fileURLWithPath: stateDirectory) }
+        if let fromEnvironment = ProcessInfo.processInfo.environment["HAUL_STATE_DIR"], !fromEnvironment.isEmpty {
+            return URL(fileURLWithPath: fromEnvironment)
+        }
+        return DownloadManager.defaultStateDirectory
+    }
+}

@@ -1,0 +1,38 @@
+import Hummingbird
+import HummingbirdWebSocket
+
+/// The daemon's routes, the same on the unix socket and on TCP:
+/// `POST /jsonrpc` (one request per HTTP request) and `GET /jsonrpc` upgraded to a WebSocket
+/// (many requests, and notifications). Anything else is 404.
+///
+/// Built once and shared by both listeners (a built responder is immutable and `Sendable`,
+/// unlike the router it comes from).
+struct RPCRouter: HTTPResponderBuilder, Sendable {
+    let responder: RouterResponder<RPCRequestContext>
+
+    init(handler: any RPCRequestHandler, registry: WebSocketRegistry, configuration: DaemonConfiguration) {
+        responder = Self.makeRouter(handler: handler, registry: registry, configuration: configuration).buildResponder()
+    }
+
+    func buildResponder() -> RouterResponder<RPCRequestContext> {
+        responder
+    }
+
+    private static func makeRouter(
+        handler: any RPCRequestHandler, registry: WebSocketRegistry, configuration: DaemonConfiguration
+    ) -> Router<RPCRequestContext> {
+        let router = Router(context: RPCRequestContext.self)
+        router.add(middleware: PeerCredentialsMiddleware(ownUserID: DaemonSystemCalls.userID))
+        let endpoint = HTTPRPCEndpoint(handler: handler, maxBodyBytes: configuration.maxRequestBytes)
+        router.post("jsonrpc") { request, context in
+            try await endpoint.respond(to: request, context: context)
+        }
+        let session = WebSocketRPCSession(
+            handler: handler, registry: registry,
+            maxMessageBytes: configuration.maxRequestBytes, backlogLimit: configuration.webSocketBacklogLimit)
+        router.ws("jsonrpc") { inbound, outbound, context in
+            try await session.run(inbound: inbound, outbound: outbound, context: context.requestContext)
+        }
+        return router
+    }
+}
