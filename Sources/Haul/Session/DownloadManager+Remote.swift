@@ -30,7 +30,7 @@ extension DownloadManager {
             case .queued: counts.queued += 1
             case .running:
                 counts.running += 1
-                counts.bytesPerSecond += record.info.progress.bytesPerSecond
+                counts.bytesPerSecond += record.details.progress.bytesPerSecond
             case .paused: counts.paused += 1
             case .completed: counts.completed += 1
             case .failed: counts.failed += 1
@@ -58,7 +58,7 @@ extension DownloadManager {
     /// scheduler's own and never a second bookkeeping that could drift from it. O(queued).
     public func queuedInStartOrder() -> [DownloadID] {
         var copy = scheduler
-        copy.limits = SchedulerState.Limits(global: .max, perHost: nil)
+        copy.limits = SchedulerState.Limits(global: .max, perHost: nil, sequentialGroups: false)
         return copy.admit()
     }
 
@@ -85,7 +85,7 @@ extension DownloadManager {
             hub.emit(.paused(id, reason: nil))
             return id
         }
-        scheduler.enqueue(id, host: record.host, priority: record.info.request.priority)
+        enqueueForScheduling(record)
         if let queueIndex { _ = try? moveInQueue(id, toIndex: queueIndex) }
         admitQueued()
         return id
@@ -116,7 +116,7 @@ extension DownloadManager {
         guard target != from else { return target }
         queue.remove(at: from)
         queue.insert(id, at: target)
-        let priorityOf = { (other: DownloadID) in self.records[other]?.info.request.priority ?? 0 }
+        let priorityOf = { (other: DownloadID) in self.records[other]?.kept.priority ?? 0 }
         let priority = target == 0 ? priorityOf(queue[1]) + 1 : priorityOf(queue[target - 1])
         // Those behind it in its new lane must be queued again after it, in order.
         var requeue = [id]
@@ -124,12 +124,12 @@ extension DownloadManager {
             guard priorityOf(other) == priority else { break }
             requeue.append(other)
         }
-        records[id]?.info.request.priority = priority
+        records[id]?.kept.priority = priority
         markDirty(id)
         for other in requeue {
-            guard let host = records[other]?.host else { continue }
+            guard let record = records[other] else { continue }
             scheduler.dequeue(other)
-            scheduler.enqueue(other, host: host, priority: priorityOf(other))
+            enqueueForScheduling(record)
         }
         return target
     }
@@ -170,7 +170,7 @@ extension DownloadManager {
             // has woken its waiters, and this one must not wait for it.
             await withCheckedContinuation { continuation in
                 if case .stopping = records[id]?.machine.state {
-                    records[id]?.stopWaiters.append(continuation)
+                    records[id]?.details.stopWaiters.append(continuation)
                 } else {
                     continuation.resume()
                 }
@@ -210,22 +210,19 @@ extension DownloadManager {
         let new = request.normalized
         let queueIndex = record.machine.state == .queued ? queuedInStartOrder().firstIndex(of: id) : nil
         if queueIndex != nil { scheduler.dequeue(id) }
-        var updated = Record(
-            info: record.info, machine: record.machine, transfer: nil, partKey: record.partKey,
-            host: new.url.host?.lowercased() ?? "", position: record.position, createdAt: record.createdAt,
-            durable: record.durable, live: record.live, speed: record.speed, task: record.task,
-            retryTimer: record.retryTimer, isFinished: record.isFinished, stopWaiters: record.stopWaiters,
-            finishWaiters: record.finishWaiters)
-        updated.info.request = new
-        if new.directory.path != record.info.request.directory.path {
-            PartFile(directory: record.info.request.directory.path, key: record.partKey).discard()
-            updated.durable = DurableFields()
-            updated.info.progress = TransferProgress()
+        var updated = record
+        updated.kept = KeptRequest(new)
+        updated.host = internedHost(of: new.url)
+        updated.details.transfer = nil
+        if new.directory.path != record.kept.directory.path {
+            PartFile(directory: record.kept.directory.path, key: record.partKey.description).discard()
+            updated.details.durable = DurableFields()
+            updated.details.progress = TransferProgress()
         }
         records[id] = updated
         markDirty(id)
         if let queueIndex {
-            scheduler.enqueue(id, host: updated.host, priority: new.priority)
+            enqueueForScheduling(updated)
             _ = try? moveInQueue(id, toIndex: queueIndex)
         }
         if restart { try resume(id) }
@@ -241,8 +238,8 @@ extension DownloadManager {
         var forgotten: [DownloadID] = []
         for id in candidates {
             guard let record = records[id], record.machine.publicState.isTerminal else { continue }
-            if record.machine.publicState == .failed, partKeysInUse[record.partKey] == nil {
-                (record.transfer?.part ?? PartFile(directory: record.info.request.directory.path, key: record.partKey)).discard()
+            if record.machine.publicState == .failed, record.partKey.owner != nil || partKeysInUse[record.partKey.base] == nil {
+                (record.details.transfer?.part ?? PartFile(directory: record.kept.directory.path, key: record.partKey.description)).discard()
             }
             forget(id)
             forgotten.append(id)

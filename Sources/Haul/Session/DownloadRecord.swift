@@ -14,7 +14,7 @@ extension DownloadManager {
         var machine = DownloadStateMachine()
         let partKey: PartKey
         /// Shared with every download of the same host (see `DownloadManager.internedHost`).
-        let host: String
+        var host: String
         /// Enqueue order in the store.
         let position: Int64
         let createdAt: Date

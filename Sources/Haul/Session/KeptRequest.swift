@@ -29,7 +29,10 @@ struct KeptRequest: Sendable, Hashable {
     var fileName: String? { rest.fileName }
     var headers: [HeaderField] { rest.headers }
     var checksums: [Checksum] { rest.checksums }
-    var priority: Int { rest.priority }
+    var priority: Int {
+        get { rest.priority }
+        set { rest.priority = newValue }
+    }
     var conflictPolicy: ConflictPolicy { rest.conflictPolicy }
     var metadata: [String: String] { rest.metadata }
 

@@ -11,6 +11,9 @@ extension DownloadManager {
 
         var count: Int { index.count }
 
+        /// Every record, in no particular order.
+        var values: some Sequence<Record> { slots.lazy.compactMap { $0 } }
+
         func contains(_ id: DownloadID) -> Bool { index[id] != nil }
 
         mutating func reserveCapacity(_ extra: Int) {

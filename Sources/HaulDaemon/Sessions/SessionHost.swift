@@ -1,0 +1,118 @@
+import Foundation
+import Haul
+
+/// The daemon's sessions: one `DownloadManager` per session identifier, all on one store.
+///
+/// Every session kept in the store is opened when the daemon starts, so that downloads go on
+/// after a crash or reboot without waiting for their client to come back. A session's
+/// manager keeps an event outbox, and its settings (limits, group order) are kept with it so
+/// that a restarted daemon schedules it the same way.
+public actor SessionHost {
+    public struct Configuration: Sendable {
+        public var stateDirectory: URL
+        /// Used for sessions that never saved settings.
+        public var defaultSettings: SessionSettings
+        /// Everything else a session's manager is configured with.
+        public var manager: DownloadManager.Configuration
+
+        public init(stateDirectory: URL, defaultSettings: SessionSettings = SessionSettings(), manager: DownloadManager.Configuration = .init()) {
+            self.stateDirectory = stateDirectory
+            self.defaultSettings = defaultSettings
+            self.manager = manager
+        }
+    }
+
+    /// The session that aria2's methods (which know no sessions) act on.
+    public static let defaultSession = "default"
+
+    public let configuration: Configuration
+    private var managers: [String: DownloadManager] = [:]
+    private var opening: [String: Task<DownloadManager, any Error>] = [:]
+    private var isShutDown = false
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// Opens every stored session, which continues its interrupted downloads.
+    public func start() async throws(HaulError) {
+        for stored in try await DownloadManager.storedSessions(stateDirectory: configuration.stateDirectory) {
+            _ = try await manager(for: stored.id, settings: stored.settings)
+        }
+        _ = try await manager(for: Self.defaultSession)
+    }
+
+    /// The session's manager, opened on first use. `settings`, when given, replace the
+    /// session's saved ones from now on (and for the next start); changing them reopens the
+    /// manager, which keeps every download (running ones continue from their checkpoint).
+    public func manager(for session: String, settings: SessionSettings? = nil) async throws(HaulError) -> DownloadManager {
+        guard !isShutDown else { throw HaulError(.shutdown, "the daemon is shutting down") }
+        try Self.validate(session)
+        if let open = managers[session] {
+            guard let settings, settings != (await savedSettings(session)) else { return open }
+            managers[session] = nil
+            await open.shutdown()
+            return try await openManager(session, settings: settings)
+        }
+        if let pending = opening[session] {
+            do { return try await pending.value } catch { throw Self.haulError(error) }
+        }
+        return try await openManager(session, settings: settings)
+    }
+
+    /// The sessions open now.
+    public var sessionNames: [String] { managers.keys.sorted() }
+
+    /// Stops every transfer with its bytes and checkpoint kept; queued and paused downloads
+    /// stay as they are, for the next start.
+    public func shutdown() async {
+        isShutDown = true
+        let all = managers.values
+        managers = [:]
+        await withTaskGroup(of: Void.self) { group in
+            for manager in all { group.addTask { await manager.shutdown() } }
+        }
+    }
+
+    private var settingsCache: [String: SessionSettings] = [:]
+
+    private func savedSettings(_ session: String) async -> SessionSettings {
+        settingsCache[session] ?? configuration.defaultSettings
+    }
+
+    private func openManager(_ session: String, settings: SessionSettings?) async throws(HaulError) -> DownloadManager {
+        let effective = settings ?? settingsCache[session] ?? configuration.defaultSettings
+        var managerConfiguration = configuration.manager
+        managerConfiguration.maxConcurrentDownloads = effective.maxConcurrentDownloads
+        managerConfiguration.maxDownloadsPerHost = effective.maxDownloadsPerHost
+        managerConfiguration.groupOrder = effective.groupOrder
+        managerConfiguration.keepsEventOutbox = true
+        let directory = configuration.stateDirectory
+        let task = Task { () async throws -> DownloadManager in
+            let manager = try await DownloadManager.open(stateDirectory: directory, session: session, configuration: managerConfiguration)
+            if let settings { try await manager.saveSettings(settings) }
+            return manager
+        }
+        opening[session] = task
+        defer { opening[session] = nil }
+        do {
+            let manager = try await task.value
+            managers[session] = manager
+            settingsCache[session] = effective
+            return manager
+        } catch {
+            throw Self.haulError(error)
+        }
+    }
+
+    /// Session identifiers are names chosen by apps ("com.example.sync"): printable, short.
+    static func validate(_ session: String) throws(HaulError) {
+        guard !session.isEmpty, session.utf8.count <= 200, !session.contains(where: { $0.isNewline || $0.asciiValue.map { $0 < 0x20 } == true }) else {
+            throw HaulError(.invalidRequest, "a session identifier is 1 to 200 printable characters")
+        }
+    }
+
+    private static func haulError(_ error: any Error) -> HaulError {
+        (error as? HaulError) ?? HaulError(.fileSystem, "could not open the session: \(error)")
+    }
+}
