@@ -55,6 +55,11 @@ struct DaemonCommand: AsyncParsableCommand {
         "Downloads running at once in each session.", valueName: "n"))
     var maxConcurrentDownloads: Int?
 
+    @Option(name: .customLong("dir"), help: ArgumentHelp(
+        "Where aria2 clients' downloads go (aria2's --dir; default: the current directory). Their dir and out options cannot leave it.",
+        valueName: "dir"))
+    var downloadDirectory: String?
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp(
         "Log messages on standard error from this level up: \(DaemonLogging.levelNames.joined(separator: ", ")).",
         valueName: "level"))
@@ -79,7 +84,11 @@ struct DaemonCommand: AsyncParsableCommand {
 
     mutating func run() async throws {
         guard let logger = DaemonLogging.bootstrap(levelName: logLevel) else { throw ExitCode(ExitStatus.usage.rawValue) }
-        let daemon = Daemon(configuration: daemonConfiguration, logger: logger, compose: Self.compose)
+        let options = DaemonAssembly.Options(
+            downloadDirectory: URL(fileURLWithPath: downloadDirectory ?? FileManager.default.currentDirectoryPath))
+        let daemon = Daemon(configuration: daemonConfiguration, logger: logger) { context in
+            try await DaemonAssembly.compose(context, options: options)
+        }
         let status: ExitStatus
         do {
             try await daemon.run { addresses in
@@ -97,13 +106,6 @@ struct DaemonCommand: AsyncParsableCommand {
             status = .failure
         }
         if status != .success { throw ExitCode(status.rawValue) }
-    }
-
-    /// The daemon's parts: the one place where the JSON-RPC layer and the session host are
-    /// plugged in. Until they are, the stand-in handler echoes each call's parameters.
-    @Sendable
-    static func compose(_ context: DaemonContext) async throws -> DaemonComponents {
-        DaemonComponents(handler: EchoRPCHandler(control: context.control))
     }
 
     static func status(for error: DaemonError) -> ExitStatus {

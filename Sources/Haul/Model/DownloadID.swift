@@ -28,4 +28,19 @@ public struct DownloadID: Hashable, Sendable, Comparable, CustomStringConvertibl
     }
 
     public static func < (lhs: DownloadID, rhs: DownloadID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// Encoded as its 16 hex characters: a JSON number cannot hold every 64-bit value exactly
+    /// (most parsers read numbers as doubles), and aria2's GIDs are written the same way.
+    public init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let id = DownloadID(text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "'\(text)' is not a download ID (16 hex characters)"))
+        }
+        self = id
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
 }

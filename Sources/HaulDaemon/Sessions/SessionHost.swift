@@ -22,8 +22,9 @@ public actor SessionHost {
         }
     }
 
-    /// The session that aria2's methods (which know no sessions) act on.
-    public static let defaultSession = "default"
+    /// The session that aria2's methods (which know no sessions) act on. Not "default", the
+    /// session of `DownloadManager.open` without one, so the two never share downloads.
+    public static let defaultSession = "daemon"
 
     public let configuration: Configuration
     private var managers: [String: DownloadManager] = [:]
@@ -34,10 +35,13 @@ public actor SessionHost {
         self.configuration = configuration
     }
 
-    /// Opens every stored session, which continues its interrupted downloads.
+    /// Opens every session the daemon kept (those with settings; sessions of `haul get` or of
+    /// programs using `DownloadManager` in the same state directory are theirs, not the
+    /// daemon's), which continues their interrupted downloads.
     public func start() async throws(HaulError) {
         for stored in try await DownloadManager.storedSessions(stateDirectory: configuration.stateDirectory) {
-            _ = try await manager(for: stored.id, settings: stored.settings)
+            guard let settings = stored.settings else { continue }
+            _ = try await manager(for: stored.id, settings: settings)
         }
         _ = try await manager(for: Self.defaultSession)
     }
@@ -90,7 +94,8 @@ public actor SessionHost {
         let directory = configuration.stateDirectory
         let task = Task { () async throws -> DownloadManager in
             let manager = try await DownloadManager.open(stateDirectory: directory, session: session, configuration: managerConfiguration)
-            if let settings { try await manager.saveSettings(settings) }
+            // Saved every time: a session with settings is the daemon's, reopened at start.
+            try await manager.saveSettings(effective)
             return manager
         }
         opening[session] = task

@@ -1,0 +1,26 @@
+/// What a daemon's session needs beyond the in-process API: a group's summary without
+/// waiting for it, the live progress of running downloads, and the client's "force quit".
+extension DownloadManager {
+    /// The group's members by outcome now (those not finished are `unfinished`).
+    public func summary(ofGroup name: String) -> GroupSummary {
+        summary(of: name)
+    }
+
+    /// The latest progress of each running download (progress is reported, never stored).
+    public func runningProgress() -> [(id: DownloadID, progress: TransferProgress)] {
+        scheduler.runningHosts.keys.sorted().compactMap { id in
+            records[id].map { (id, $0.details.progress) }
+        }
+    }
+
+    /// What a client that deliberately gives up its session gets (`invalidateAndCancel`,
+    /// like iOS's force quit): queued downloads are canceled, running ones stopped with their
+    /// bytes and resume state kept (paused), paused ones left as they are. Queued ones go
+    /// first, so that no slot freed by a stopping transfer starts one of them.
+    public func invalidateAndCancel() async {
+        let queued = order.filter { records[$0]?.machine.state == .queued }
+        for id in queued { try? await cancel(id) }
+        let running = order.filter { records[$0]?.machine.holdsSlot == true }
+        for id in running { try? await pause(id) }
+    }
+}

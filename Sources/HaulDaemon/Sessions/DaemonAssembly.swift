@@ -1,0 +1,54 @@
+import Foundation
+import Haul
+import Logging
+import ServiceLifecycle
+
+/// Puts the daemon together once its locks are held: the session host on the store, aria2's
+/// methods on the default session, the `haul.*` methods on every session, the secret, and
+/// aria2's notifications to WebSocket clients.
+public enum DaemonAssembly {
+    public struct Options: Sendable {
+        /// Where aria2 clients' downloads go unless they say otherwise (aria2's `dir`); their
+        /// `dir` and `out` options may not leave it.
+        public var downloadDirectory: URL
+        /// Settings of sessions that never saved their own (the default session's among them).
+        public var defaultSettings: SessionSettings
+
+        public init(downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath), defaultSettings: SessionSettings = SessionSettings()) {
+            self.downloadDirectory = downloadDirectory
+            self.defaultSettings = defaultSettings
+        }
+    }
+
+    public static func compose(_ context: DaemonContext, options: Options) async throws -> DaemonComponents {
+        var settings = options.defaultSettings
+        if let limit = context.configuration.maxConcurrentDownloads { settings.maxConcurrentDownloads = limit }
+        let host = SessionHost(configuration: SessionHost.Configuration(
+            stateDirectory: context.configuration.stateDirectory, defaultSettings: settings))
+        try await host.start()
+        let defaultManager = try await host.manager(for: SessionHost.defaultSession)
+
+        let control = context.control
+        let aria2 = try Aria2Service(manager: defaultManager, configuration: Aria2Configuration(
+            downloadDirectory: options.downloadDirectory,
+            requestShutdown: { _ in control.requestShutdown() }))
+        var methods = RPCMethodTable()
+        aria2.register(in: &methods)
+        HaulSessionMethods(host: host).register(in: &methods)
+
+        let secretValue: String
+        if let configured = context.configuration.rpcSecret {
+            secretValue = configured
+        } else {
+            secretValue = try RPCSecretFile.loadOrCreate(in: context.configuration.stateDirectory).value
+        }
+        let handler = JSONRPCHandler(methods: methods, secret: try RPCSecret(secretValue))
+
+        let notifications = Aria2Notifications(manager: defaultManager, sink: context.notifications)
+        let forwarding = Task { await notifications.run() }
+        return DaemonComponents(handler: handler, onShutdown: {
+            await host.shutdown()
+            forwarding.cancel()
+        })
+    }
+}

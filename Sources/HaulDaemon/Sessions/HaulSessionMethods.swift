@@ -1,0 +1,147 @@
+import Foundation
+import Haul
+
+/// The `haul.*` JSON-RPC methods: what aria2 lacks and `BackgroundSession` needs. Sessions by
+/// identifier, whole groups in one call, the event outbox (read from a cursor with a long
+/// poll, acknowledge), and `invalidateAndCancel`.
+///
+/// Every method names its session first (after the secret); a session's downloads are
+/// reached only through it, so one client cannot see or touch another session's downloads.
+/// Parameters and results are the JSON forms of Haul's Codable types (`DownloadRequest`,
+/// `SessionSettings`, `RemoteDownload`, `SessionEvent`, `RemoteEventBatch`).
+struct HaulSessionMethods: Sendable {
+    let host: SessionHost
+    /// The longest a `haul.events` call may wait for new events.
+    static let maxEventWait: Duration = .seconds(60)
+    /// The most requests one `haul.addGroup` may carry (bounded further by the request size).
+    static let maxBatch = 100_000
+
+    static let names = [
+        "haul.attach", "haul.sessions", "haul.add", "haul.addGroup", "haul.list", "haul.status",
+        "haul.pause", "haul.resume", "haul.cancel", "haul.remove", "haul.group", "haul.events",
+        "haul.acknowledge", "haul.invalidateAndCancel",
+    ]
+
+    func register(in table: inout RPCMethodTable) {
+        for name in Self.names {
+            table.register(name) { (parameters, _) async throws(JSONRPCError) -> JSONValue in
+                try await self.call(name, parameters)
+            }
+        }
+    }
+
+    private func call(_ name: String, _ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
+        if name == "haul.sessions" { return try Self.json(await host.sessionNames) }
+        let session = try p.string(0, "session")
+        let manager: DownloadManager
+        do {
+            let settings: SessionSettings? = name == "haul.attach" ? try decodeOptional(p[1], "settings") : nil
+            manager = try await host.manager(for: session, settings: settings)
+        } catch let error as JSONRPCError {
+            throw error
+        } catch {
+            throw JSONRPCError(Self.haulError(error))
+        }
+        do {
+            return try await call(name, p, manager)
+        } catch let error as JSONRPCError {
+            throw error
+        } catch {
+            throw JSONRPCError(Self.haulError(error))
+        }
+    }
+
+    private func call(_ name: String, _ p: RPCParameters, _ manager: DownloadManager) async throws -> JSONValue {
+        switch name {
+        case "haul.attach", "haul.list":
+            return try Self.json(await manager.downloads().map(RemoteDownload.init))
+        case "haul.add":
+            let request: DownloadRequest = try decode(p[1], "request")
+            return try Self.json(try await manager.add(request))
+        case "haul.addGroup":
+            let group = try p.string(1, "group")
+            let requests: [DownloadRequest] = try decode(p[2], "requests")
+            guard requests.count <= Self.maxBatch else {
+                throw JSONRPCError.invalidParams("at most \(Self.maxBatch) requests in one call, got \(requests.count)")
+            }
+            let added = try await manager.add(requests, toGroup: group)
+            return try Self.json(await added.downloads().suffix(requests.count).map(\.id))
+        case "haul.status":
+            return try Self.json(RemoteDownload(try await known(manager, p)))
+        case "haul.pause":
+            try await manager.pause(try id(p))
+            return "OK"
+        case "haul.resume":
+            try await manager.resume(try id(p))
+            return "OK"
+        case "haul.cancel":
+            try await manager.cancel(try id(p))
+            return "OK"
+        case "haul.remove":
+            let deletingFile = p[2].flatMap { if case .bool(let value) = $0 { value } else { nil } } ?? false
+            try await manager.remove(try id(p), deletingFile: deletingFile)
+            return "OK"
+        case "haul.group":
+            let name = try p.string(1, "group")
+            guard let group = await manager.group(named: name) else {
+                throw JSONRPCError.failed("no group named '\(name)' in this session")
+            }
+            let summary = await manager.summary(ofGroup: group.name)
+            return try Self.json(RemoteGroupSummary(summary))
+        case "haul.events":
+            let after = Int64(try p.optionalInteger(1, "after") ?? 0)
+            let waitMilliseconds = try p.optionalInteger(2, "waitMilliseconds") ?? 0
+            let limit = min(max(try p.optionalInteger(3, "limit") ?? 1000, 1), 10_000)
+            let wait = min(Duration.milliseconds(max(0, waitMilliseconds)), Self.maxEventWait)
+            let events = try await manager.storedEvents(after: after, limit: limit, waitingUpTo: wait)
+            let progress = await manager.runningProgress().map { RemoteProgress(id: $0.id, progress: $0.progress) }
+            return try Self.json(RemoteEventBatch(events: events, progress: progress))
+        case "haul.acknowledge":
+            try await manager.acknowledgeEvents(through: Int64(try p.integer(1, "through")))
+            return "OK"
+        case "haul.invalidateAndCancel":
+            await manager.invalidateAndCancel()
+            return "OK"
+        default:
+            throw JSONRPCError.methodNotFound(name)
+        }
+    }
+
+    private func id(_ p: RPCParameters) throws(JSONRPCError) -> DownloadID {
+        let text = try p.string(1, "id")
+        guard let id = DownloadID(text) else { throw .invalidParams("'\(text)' is not a download ID (16 hex characters)") }
+        return id
+    }
+
+    private func known(_ manager: DownloadManager, _ p: RPCParameters) async throws -> DownloadInfo {
+        let id = try id(p)
+        guard let info = await manager.info(id) else { throw JSONRPCError.failed("no download with ID \(id) in this session") }
+        return info
+    }
+
+    private func decode<T: Decodable>(_ value: JSONValue?, _ name: String) throws(JSONRPCError) -> T {
+        guard let value else { throw .invalidParams("missing parameter '\(name)'") }
+        do {
+            return try JSONDecoder().decode(T.self, from: JSONRPCEncoding.encode(value))
+        } catch {
+            throw .invalidParams("parameter '\(name)' does not have the expected shape: \(error)")
+        }
+    }
+
+    private func decodeOptional<T: Decodable>(_ value: JSONValue?, _ name: String) throws(JSONRPCError) -> T? {
+        guard let value, value != .null else { return nil }
+        return try decode(value, name)
+    }
+
+    static func json(_ value: some Encodable) throws(JSONRPCError) -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+        } catch {
+            throw .failed("could not encode the result: \(error)")
+        }
+    }
+
+    private static func haulError(_ error: any Error) -> HaulError {
+        (error as? HaulError) ?? HaulError(.invalidRequest, "\(error)")
+    }
+}
