@@ -110,10 +110,19 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
+        // The app process of the background-session tests (killed -9 like an app). Test-only.
+        .executableTarget(
+            name: "HaulSessionClient",
+            dependencies: [
+                "Haul", "HaulTestServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Tests/HaulSessionClient"
+        ),
         .testTarget(
             name: "HaulDaemonTests",
             dependencies: [
-                "HaulDaemon", "Haul", "HaulTestServer", "HaulTestSupport",
+                "HaulDaemon", "Haul", "HaulTestServer", "HaulTestSupport", "HaulSessionClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
