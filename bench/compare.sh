@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Issue #6's benchmark: Haul beside curl and aria2c on the same jobs, served by nginx on
+# 127.0.0.1, written to tmpfs (/dev/shm) and to disk. Whole-process wall time, CPU time and
+# peak memory (GNU time), the median of RUNS runs, and Haul's ratio to each peer.
+#   (a) one 1 GiB file                      haul get | curl | aria2c -x1
+#   (b) 5,000 × 16 KiB at concurrency 16     haul get -j 16 | curl --parallel --parallel-max 16 | aria2c -j 16
+#   (c) 256 MiB, 8 MiB/s per connection      haul get -s 8 -x 8 | aria2c -x 8 -s 8 | curl (one connection)
+#   (d) 100,000 queued downloads in the daemon: enqueue time and resident memory
+# Usage: bench/compare.sh [WORKDIR]     env: RUNS (default 3), JOBS (default "a b c d")
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/common.sh"
+ensure_peers
+command -v /usr/bin/time >/dev/null || { apt-get install -y -qq time >/dev/null; }
+work=${1:-/tmp/haul-compare}
+runs=${RUNS:-3}
+jobs=${JOBS:-"a b c d"}
+build_haul
+
+mkdir -p "$work/corpus/small" "$work/corpus/throttled"
+if [ ! -f "$work/corpus/big.bin" ]; then
+    echo "making the corpus…" >&2
+    python3 - "$work/corpus/small" <<'PY'
+import os, sys
+for i in range(5000):
+    with open(os.path.join(sys.argv[1], f"f{i:04d}.bin"), "wb") as f:
+        f.write(os.urandom(16 * 1024))
+PY
+    head -c $((1 << 30)) /dev/urandom > "$work/corpus/big.bin"
+    head -c $((256 << 20)) /dev/urandom > "$work/corpus/throttled/mid.bin"
+fi
+port=$(free_port)
+# nginx's limit_rate is per connection: what a capped server does to one connection.
+nginx_start "$work/corpus" "$port" "location /throttled/ { limit_rate 8m; }"
+trap nginx_stop EXIT
+base="http://127.0.0.1:$port"
+for i in $(seq -f "%04g" 0 4999); do echo "$base/small/f$i.bin"; done > "$work/list"
+sed 's/.*/url = "&"/' "$work/list" > "$work/curl-config"
+
+# time_run OUTDIR command… → "wall cpu peakKiB" of one run; the output directory is emptied first.
+time_run() {
+    local out=$1; shift
+    rm -rf "$out" && mkdir -p "$out"
+    local log; log=$(mktemp)
+    (cd "$out" && /usr/bin/time -v "$@" >/dev/null 2>"$log") || { tail -5 "$log" >&2; rm -f "$log"; return 1; }
+    awk -F': ' '
+        /Elapsed \(wall clock\)/ { split($2, t, ":"); wall = (length(t) == 3) ? t[1]*3600 + t[2]*60 + t[3] : t[1]*60 + t[2] }
+        /User time/ { user = $2 } /System time/ { sys = $2 } /Maximum resident/ { rss = $2 }
+        END { printf "%.3f %.3f %d\n", wall, user + sys, rss }' "$log"
+    rm -f "$log"
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+declare -A WALL
+# measure JOB TOOL TARGET command… → runs it RUNS times, checks the output, prints a table row.
+measure() {
+    local job=$1 tool=$2 target=$3; shift 3
+    local out="$target/$job-$tool" samples=()
+    for _ in $(seq 1 "$runs"); do
+        rm -rf "$work/state"
+        samples+=("$(time_run "$out" "$@")")
+        verify "$job" "$out"
+    done
+    local wall cpu rss
+    wall=$(printf '%s\n' "${samples[@]}" | awk '{ print $1 }' | median)
+    cpu=$(printf '%s\n' "${samples[@]}" | awk '{ print $2 }' | median)
+    rss=$(printf '%s\n' "${samples[@]}" | awk '{ print $3 }' | median)
+    WALL["$job/$where/$tool"]=$wall
+    printf "| %s | %s | %s | %.2f | %.2f | %.1f |\n" "$job" "$where" "$tool" "$wall" "$cpu" "$(awk -v r="$rss" "BEGIN { print r / 1024 }")"
+}
+
+# verify JOB DIR: every file there matches the corpus (sizes and sha256), so a fast wrong
+# answer never counts.
+verify() {
+    case $1 in
+        a) cmp -s "$work/corpus/big.bin" "$(find "$2" -name 'big.bin*' -type f | head -1)" || { echo "(a) output differs in $2" >&2; exit 1; } ;;
+        b) [ "$(find "$2" -type f -name 'f*.bin' | wc -l)" = 5000 ] || { echo "(b) expected 5000 files in $2" >&2; exit 1; }
+           (cd "$2" && sha256sum -- f*.bin) | cmp -s - "$work/expected-small" || { echo "(b) files differ in $2" >&2; exit 1; } ;;
+        c) cmp -s "$work/corpus/throttled/mid.bin" "$(find "$2" -name 'mid.bin*' -type f | head -1)" || { echo "(c) output differs in $2" >&2; exit 1; } ;;
+    esac
+}
+(cd "$work/corpus/small" && sha256sum -- f*.bin) > "$work/expected-small"
+
+echo "| job | output | tool | wall s | CPU s | peak MiB |"
+echo "|---|---|---|---|---|---|"
+for where in tmpfs disk; do
+    if [ "$where" = tmpfs ]; then target=$(mktemp -d /dev/shm/haul-compare.XXXXXX); else target="$work/out"; fi
+    for job in $jobs; do
+        case $job in
+        a)
+            measure a haul "$target" "$haul" get -q --state-dir "$work/state" -d . "$base/big.bin"
+            measure a curl "$target" curl -s -o big.bin "$base/big.bin"
+            measure a aria2c "$target" aria2c -q -x1 -s1 --allow-overwrite=true --file-allocation=none -d . "$base/big.bin" ;;
+        b)
+            measure b haul "$target" "$haul" get -q -j 16 --state-dir "$work/state" -d . -i "$work/list"
+            measure b curl "$target" curl -s --parallel --parallel-max 16 --remote-name-all -K "$work/curl-config"
+            measure b aria2c "$target" aria2c -q -j 16 --allow-overwrite=true --file-allocation=none -d . -i "$work/list" ;;
+        c)
+            measure c haul "$target" "$haul" get -q -s 8 -x 8 --min-split-size 1M --state-dir "$work/state" -d . "$base/throttled/mid.bin"
+            measure c aria2c "$target" aria2c -q -x 8 -s 8 --min-split-size=1M --allow-overwrite=true --file-allocation=none -d . "$base/throttled/mid.bin"
+            measure c curl "$target" curl -s -o mid.bin "$base/throttled/mid.bin" ;;
+        esac
+    done
+    [ "$where" = tmpfs ] && rm -rf "$target"
+done
+
+echo
+echo "Ratios (Haul's median wall time ÷ the peer's; below 1 means Haul is faster):"
+for key in "${!WALL[@]}"; do
+    IFS=/ read -r job where tool <<<"$key"
+    [ "$tool" = haul ] && continue
+    printf "  (%s) %-5s haul/%s = %.2f\n" "$job" "$where" "$tool" "$(awk -v h="${WALL[$job/$where/haul]}" -v p="${WALL[$key]}" "BEGIN { print h / p }")"
+done | sort
+
+if [[ " $jobs " == *" d "* ]]; then
+    echo
+    echo "(d) 100,000 queued downloads in the daemon:"
+    python3 "$here/daemon_queue.py" "$haul" "$base/throttled/mid.bin" 100000
+fi

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Issue #6 (d): what 100,000 queued downloads cost `haul daemon`.
+
+Starts a release daemon on a fresh state directory (TCP on a free loopback port), attaches a
+session with one download slot, lets one throttled download hold that slot, then enqueues
+COUNT more in one group with `haul.addGroup` (in calls of BATCH, each under the daemon's
+request size bound), and reports the enqueue time and the daemon's resident memory (VmRSS)
+before and after. Usage: daemon_queue.py HAUL SLOW_URL [COUNT] [BATCH]
+"""
+import json, os, re, shutil, subprocess, sys, tempfile, time, urllib.request
+
+haul, slow_url = sys.argv[1], sys.argv[2]
+count = int(sys.argv[3]) if len(sys.argv) > 3 else 100_000
+batch = int(sys.argv[4]) if len(sys.argv) > 4 else 5_000
+root = tempfile.mkdtemp(prefix="haul-daemon-queue-")
+state, out = os.path.join(root, "state"), os.path.join(root, "out")
+os.makedirs(out)
+daemon = subprocess.Popen(
+    [haul, "daemon", "--socket", os.path.join(root, "d.sock"), "--state-dir", state,
+     "--rpc-listen-port", "0", "--dir", out, "--log-level", "error"],
+    stderr=subprocess.PIPE, text=True)
+try:
+    ready = daemon.stderr.readline()
+    match = re.search(r"tcp=(\S+)", ready)
+    if not match:
+        sys.exit(f"the daemon did not start: {ready!r}")
+    endpoint = f"http://{match.group(1)}/jsonrpc"
+    secret = open(os.path.join(state, "rpc-secret")).read().strip()
+
+    def call(method, *params):
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
+                           "params": [f"token:{secret}", *params]}).encode()
+        request = urllib.request.Request(endpoint, body, {"Content-Type": "application/json"})
+        answer = json.load(urllib.request.urlopen(request, timeout=600))
+        if "error" in answer:
+            sys.exit(f"{method}: {answer['error']}")
+        return answer["result"]
+
+    def rss():
+        with open(f"/proc/{daemon.pid}/status") as status:
+            return int(re.search(r"VmRSS:\s+(\d+)", status.read()).group(1)) * 1024
+
+    def request(url):
+        return {"url": url, "directory": out, "headers": [], "checksums": [], "priority": 0,
+                "conflictPolicy": "rename", "metadata": {}}
+
+    call("haul.attach", "bench", {"maxConcurrentDownloads": 1, "groupOrder": "interleaved"})
+    call("haul.add", "bench", request(slow_url))
+    before = rss()
+    start = time.monotonic()
+    for first in range(0, count, batch):
+        # Never started: the slot stays with the throttled download.
+        urls = [request(f"http://127.0.0.1:9/queued/f{n}.bin") for n in range(first, min(count, first + batch))]
+        call("haul.addGroup", "bench", "bulk", urls)
+    enqueue = time.monotonic() - start
+    after = rss()
+    listed = call("haul.group", "bench", "bulk")
+    queued = len(listed["unfinished"])
+    print("| measure | value |")
+    print("|---|---|")
+    print(f"| downloads enqueued in one group | {count} ({queued} waiting) |")
+    print(f"| enqueue time ({(count + batch - 1) // batch} haul.addGroup calls of {batch}) | {enqueue:.2f} s |")
+    print(f"| daemon resident memory before / after | {before / 2**20:.1f} MiB / {after / 2**20:.1f} MiB |")
+    print(f"| added per queued download | {(after - before) / count:.0f} bytes |")
+finally:
+    daemon.terminate()
+    daemon.wait(timeout=60)
+    shutil.rmtree(root, ignore_errors=True)
