@@ -125,6 +125,12 @@ let package = Package(
                 "HaulDaemon", "Haul", "HaulTestServer", "HaulTestSupport", "HaulSessionClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // The tests' own HTTP and WebSocket clients, which reach the unix socket too.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(

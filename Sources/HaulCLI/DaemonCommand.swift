@@ -14,18 +14,31 @@ struct DaemonCommand: AsyncParsableCommand {
             The daemon listens on a unix socket (mode 0600, in a 0700 directory; default \
             $XDG_RUNTIME_DIR/haul/haul.sock, else /tmp/haul-UID/haul.sock) and on TCP \
             127.0.0.1:6800, both at /jsonrpc over HTTP POST and WebSocket. When it is ready it \
-            prints one line on standard error:
-              haul daemon: ready socket=PATH tcp=HOST:PORT pid=PID   (tcp=off with --no-tcp)
+            prints one line on standard error (tcp=off with --no-tcp):
+              haul daemon: ready socket=PATH tcp=HOST:PORT pid=PID
 
             Only one daemon may use a state directory or a socket at a time; a second one exits \
-            with status 10 and names the PID of the first. A socket left by a daemon that was \
-            killed is removed and replaced. SIGTERM or SIGINT stop the daemon gracefully: \
-            requests in flight are answered, transfers are checkpointed, the socket is removed, \
-            and it exits with 0.
+            with status \(ExitStatus.daemonAlreadyRunning.rawValue) and names the PID of the \
+            first. A socket left by a daemon that was killed is removed and replaced. SIGTERM or \
+            SIGINT stop the daemon gracefully: requests in flight are answered, transfers are \
+            checkpointed, the socket is removed, and it exits with 0.
 
             Exit status:
-            \(ExitStatus.helpTable)
+            \(exitStatusTable)
             """)
+
+    /// The statuses `haul daemon` exits with (the others belong to `haul get`).
+    static let exitStatusTable = [
+        (ExitStatus.success, "stopped by SIGTERM, SIGINT or a shutdown request"),
+        (.failure, "an unexpected error"),
+        (.usage, "usage: bad option"),
+        (.destination, "the state directory cannot be created or locked"),
+        (.daemonAlreadyRunning, "another daemon holds the socket or the state directory"),
+        (.cannotListen, "cannot listen: port in use, socket path unusable or unsafe"),
+    ].map { status, meaning in
+        let number = String(status.rawValue)
+        return String(repeating: " ", count: max(0, 4 - number.count)) + number + "  " + meaning
+    }.joined(separator: "\n")
 
     @Option(name: .customLong("socket"), help: ArgumentHelp(
         "The unix socket to listen on (default: $XDG_RUNTIME_DIR/haul/haul.sock, else /tmp/haul-UID/haul.sock).",

@@ -5,7 +5,8 @@ import ServiceLifecycle
 
 /// `haul daemon`: the servers (JSON-RPC over HTTP and WebSocket, on a unix socket and on TCP)
 /// and the parts its composition supplies (the RPC handler, a session host), run as one
-/// ServiceLifecycle group until SIGTERM, SIGINT or a requested shutdown.
+/// ServiceLifecycle group until SIGTERM, SIGINT or a requested shutdown (all three take the same
+/// graceful path, through `control`).
 ///
 /// `run` in order:
 /// 1. prepares the socket's directory (0700) and the state directory;
@@ -56,6 +57,8 @@ public struct Daemon: Sendable {
     ///
     /// - Parameter onReady: called once, when every listener accepts connections.
     public func run(onReady: @escaping @Sendable (DaemonAddresses) async -> Void = { _ in }) async throws {
+        let signals = configuration.handlesTerminationSignals ? TerminationSignalWatcher(control: control) : nil
+        defer { signals?.stop() }
         let socket = SocketLocation(path: configuration.resolvedSocketPath)
         let defaultDirectory = DaemonEndpoint.defaultRuntimeDirectory(
             environment: ProcessInfo.processInfo.environment, userID: DaemonSystemCalls.userID)
@@ -104,10 +107,8 @@ public struct Daemon: Sendable {
                 service: listener, successTerminationBehavior: .gracefullyShutdownGroup,
                 failureTerminationBehavior: .gracefullyShutdownGroup))
         }
+        // SIGTERM and SIGINT arrive through `control` (see TerminationSignalWatcher).
         var group = ServiceGroupConfiguration(services: services, logger: logger)
-        if configuration.handlesTerminationSignals {
-            group.gracefulShutdownSignals = [.sigterm, .sigint]
-        }
         group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
         try await ServiceGroup(configuration: group).run()
     }

@@ -117,6 +117,24 @@ enum DaemonSystemCalls {
         #endif
     }
 
+    // MARK: Signals
+
+    /// Switches off the default action of `signal` (ending the process), so that a Dispatch
+    /// signal source can turn it into a graceful shutdown instead.
+    static func ignoreDefaultAction(of signal: Int32) {
+        _ = Self.signal(signal, SIG_IGN)
+    }
+
+    static let terminationSignals: [Int32] = [SIGTERM, SIGINT]
+
+    #if canImport(Glibc)
+    private static let signal = Glibc.signal
+    #elseif canImport(Musl)
+    private static let signal = Musl.signal
+    #elseif canImport(Darwin)
+    private static let signal = Darwin.signal
+    #endif
+
     // MARK: Peer credentials
 
     /// The user ID of the process at the other end of a unix-socket connection, or nil where

@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
@@ -42,16 +43,18 @@ struct RPCListenerService: Service, CustomStringConvertible {
         case .unixSocket(let location): .unixDomainSocket(path: location.path)
         case .tcp(let tcp): .hostname(tcp.host, port: tcp.port)
         }
+        let webSocketResponder = router.responder
+        let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            // An HTTP connection that stays idle this long is closed, so that idle clients
+            // cannot pile up connections.
+            http1: .init(idleTimeout: .seconds(120)),
+            ws: WebSocketServerConfiguration(maxFrameSize: configuration.maxRequestBytes, closeTimeout: .seconds(5)))
         let application = Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: router,
-                configuration: HTTP1WebSocketUpgradeChannel.Configuration(
-                    // An HTTP connection that stays idle this long is closed, so that idle
-                    // clients cannot pile up connections.
-                    http1: .init(idleTimeout: .seconds(120)),
-                    ws: WebSocketServerConfiguration(
-                        maxFrameSize: configuration.maxRequestBytes, closeTimeout: .seconds(5)))),
+            server: HTTPServerBuilder { responder in
+                GuardedHTTPChannel(inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration))
+            },
             configuration: ApplicationConfiguration(address: bindAddress, serverName: nil),
             onServerRunning: { channel in
                 await Self.reportStarted(address: address, channel: channel, readiness: readiness)

@@ -1,0 +1,110 @@
+import Foundation
+import HaulTestSupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `haul daemon` running for real as a child process, with its standard error read line by
+/// line (where it prints its ready line and its errors).
+final class DaemonTestProcess: Sendable {
+    let child: ChildProcess
+    private let lines: AsyncStream<String>
+    private let termination: Task<Int32, Never>
+    private let watchdog: Task<Bool, Never>
+
+    /// Starts `haul daemon ARGUMENTS`; killed if still running after `timeout`.
+    init(_ arguments: [String], timeout: Duration = .seconds(120)) throws {
+        guard let binary = Self.binary else {
+            throw ChildProcessError("the haul binary was not found; run `swift build` first (or set HAUL_BINARY)")
+        }
+        child = try ChildProcess(executable: binary, arguments: ["daemon"] + arguments)
+        let (lines, continuation) = AsyncStream.makeStream(of: String.self)
+        self.lines = lines
+        let stderr = child.stderr
+        Task {
+            var pending = Data()
+            for await chunk in stderr {
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    continuation.yield(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
+                    pending.removeSubrange(pending.startIndex...newline)
+                }
+            }
+            if !pending.isEmpty { continuation.yield(String(decoding: pending, as: UTF8.self)) }
+            continuation.finish()
+        }
+        // Nothing reads standard output: drain it so that the child never blocks on it.
+        let stdout = child.stdout
+        Task { for await _ in stdout {} }
+        termination = child.terminationTask()
+        watchdog = child.watchdog(termination, timeout: timeout)
+    }
+
+    /// The ready line's fields (`socket`, `tcp`, `pid`), or nil when the daemon printed
+    /// something else first or ended; `lines` collects everything read on the way.
+    func waitForReady(timeout: Duration = .seconds(60)) async throws -> (fields: [String: String], lines: [String]) {
+        let lines = self.lines
+        return try await withTimeout("the daemon's ready line", limit: timeout) {
+            var seen: [String] = []
+            for await line in lines {
+                seen.append(line)
+                if line.hasPrefix("haul daemon: ready ") {
+                    return (Self.fields(of: line), seen)
+                }
+            }
+            return ([:], seen)
+        }
+    }
+
+    /// Every line still to come, until the process closes standard error.
+    func remainingLines(timeout: Duration = .seconds(60)) async throws -> [String] {
+        let lines = self.lines
+        return try await withTimeout("the daemon's standard error to end", limit: timeout) {
+            var seen: [String] = []
+            for await line in lines { seen.append(line) }
+            return seen
+        }
+    }
+
+    /// How the process ended: its exit code, or nil (and the signal) when a signal ended it.
+    func exit(timeout: Duration = .seconds(60)) async throws -> (code: Int32?, signal: Int32?) {
+        let termination = self.termination
+        let status = try await withTimeout("the daemon to exit", limit: timeout) { await termination.value }
+        return (ChildProcess.exitCode(status), ChildProcess.terminatingSignal(status))
+    }
+
+    func send(_ signal: Int32) {
+        child.send(signal)
+    }
+
+    /// `key=value` words of a ready line.
+    static func fields(of line: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for word in line.split(separator: " ") {
+            let parts = word.split(separator: "=", maxSplits: 1)
+            if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
+        }
+        return fields
+    }
+
+    /// The `haul` binary: `$HAUL_BINARY`, else beside the test runner (where `swift test`
+    /// puts every product), else `.build/debug/haul` of this package.
+    static let binary: String? = {
+        if let override = ProcessInfo.processInfo.environment["HAUL_BINARY"] { return override }
+        var candidates: [URL] = []
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<4 {
+            candidates.append(directory.appendingPathComponent("haul"))
+            directory = directory.deletingLastPathComponent()
+        }
+        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        candidates.append(packageRoot.appendingPathComponent(".build/debug/haul"))
+        return candidates.first { candidate in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory)
+                && !isDirectory.boolValue && FileManager.default.isExecutableFile(atPath: candidate.path)
+        }?.path
+    }()
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Haul
+@testable import HaulDaemon
+import Logging
+import NIOCore
+
+/// Where a test client connects: the daemon's socket or its TCP port.
+enum ServerTestTarget: Sendable, CustomStringConvertible {
+    case unixSocket(String)
+    case tcp(port: Int)
+
+    var description: String {
+        switch self {
+        case .unixSocket(let path): "unix:\(path)"
+        case .tcp(let port): "tcp:\(port)"
+        }
+    }
+}
+
+struct ServerTestTimeout: Error, CustomStringConvertible {
+    let what: String
+    var description: String { "timed out waiting for \(what)" }
+}
+
+/// Runs `operation`, failing with `ServerTestTimeout` if it has not finished after `limit`: a
+/// safety net so that a broken server fails its test instead of hanging the suite.
+func withTimeout<T: Sendable>(
+    _ what: String, limit: Duration = .seconds(20), _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try? await Task.sleep(for: limit)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else { throw ServerTestTimeout(what: what) }
+        return value
+    }
+}
+
+/// Checks `condition` until it holds, for at most `limit`.
+func waitUntil(
+    _ what: String, limit: Duration = .seconds(20), _ condition: @escaping @Sendable () async -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + limit
+    while !(await condition()) {
+        guard ContinuousClock.now < deadline else { throw ServerTestTimeout(what: what) }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+}
+
+/// A fresh directory per test under /tmp, with a short name: a unix socket's path may not be
+/// longer than about 100 bytes.
+struct ServerTestDirectory: Sendable {
+    let path: String
+
+    init() throws {
+        path = "/tmp/hdt-" + UUID().uuidString.prefix(12).lowercased()
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func child(_ name: String) -> String { path + "/" + name }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// A handler for server tests: answers each body with `{"echo": BODY, "origin": "tcp"|"unixSocket"}`
+/// (or nothing for the body `notify`), and remembers the origins it saw.
+actor RecordingHandler: RPCRequestHandler {
+    private(set) var origins: [RPCOrigin.Transport] = []
+
+    nonisolated func respond(to body: ByteBuffer, from origin: RPCOrigin) async -> ByteBuffer? {
+        await record(origin.transport)
+        let text = String(buffer: body)
+        if text == "notify" { return nil }
+        let origin = origin.transport == .tcp ? "tcp" : "unixSocket"
+        let escaped = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        return ByteBuffer(string: #"{"echo":"\#(escaped)","origin":"\#(origin)"}"#)
+    }
+
+    private func record(_ transport: RPCOrigin.Transport) {
+        origins.append(transport)
+    }
+}
+
+/// What a running in-process daemon gives its test.
+struct RunningDaemon: Sendable {
+    let addresses: DaemonAddresses
+    let context: DaemonContext
+    let directory: ServerTestDirectory
+
+    var socketTarget: ServerTestTarget { .unixSocket(addresses.socketPath) }
+    var tcpTarget: ServerTestTarget { .tcp(port: addresses.tcpPort ?? 0) }
+
+    /// The daemon's WebSocket registry, to count connections and broadcast.
+    var registry: WebSocketRegistry { context.notifications as! WebSocketRegistry }
+}
+
+/// Runs a daemon in this process (socket in a fresh directory, TCP on a free loopback port,
+/// no signal handling) with the handler `makeHandler` builds, calls `body` once it is ready,
+/// then shuts it down and waits for it to stop.
+@discardableResult
+func withRunningDaemon<T: Sendable>(
+    configure: @Sendable (inout DaemonConfiguration) -> Void = { _ in },
+    makeHandler: @escaping @Sendable (DaemonContext) async throws -> any RPCRequestHandler = { _ in RecordingHandler() },
+    _ body: @Sendable (RunningDaemon) async throws -> T
+) async throws -> T {
+    let directory = try ServerTestDirectory()
+    defer { directory.remove() }
+    var configuration = DaemonConfiguration(
+        socketPath: directory.child("run/haul.sock"),
+        stateDirectory: URL(fileURLWithPath: directory.child("state")),
+        tcp: .init(host: "127.0.0.1", port: 0),
+        handlesTerminationSignals: false)
+    configure(&configuration)
+    let (contexts, contextContinuation) = AsyncStream.makeStream(of: DaemonContext.self)
+    let (ready, readyContinuation) = AsyncStream.makeStream(of: DaemonAddresses.self)
+    var logger = Logger(label: "haul.daemon.test")
+    logger.logLevel = .warning
+    let daemon = Daemon(configuration: configuration, logger: logger) { context in
+        contextContinuation.yield(context)
+        return DaemonComponents(handler: try await makeHandler(context))
+    }
+    let run = Task {
+        defer { readyContinuation.finish() }
+        try await daemon.run { addresses in readyContinuation.yield(addresses) }
+    }
+    do {
+        let addresses = try await withTimeout("the daemon to be ready", limit: .seconds(30)) {
+            var iterator = ready.makeAsyncIterator()
+            guard let addresses = await iterator.next() else {
+                // The daemon stopped before it was ready: its own error says why.
+                try await run.value
+                throw ServerTestTimeout(what: "a ready daemon (it stopped without an error)")
+            }
+            return addresses
+        }
+        var contextIterator = contexts.makeAsyncIterator()
+        guard let context = await contextIterator.next() else { throw ServerTestTimeout(what: "the daemon's context") }
+        let value = try await body(RunningDaemon(addresses: addresses, context: context, directory: directory))
+        daemon.control.requestShutdown()
+        try await withTimeout("the daemon to stop", limit: .seconds(30)) { try await run.value }
+        return value
+    } catch {
+        daemon.control.requestShutdown()
+        _ = try? await withTimeout("the daemon to stop", limit: .seconds(30)) { try await run.value }
+        throw error
+    }
+}
