@@ -51,8 +51,6 @@ struct ServerTests {
             timeout: .seconds(30)
         )
         #expect(response.status.code == 200)
-        let clock = ContinuousClock()
-        let start = clock.now
         try await server.shutdown()
         var received = 0
         var failed = false
@@ -61,9 +59,10 @@ struct ServerTests {
         } catch {
             failed = true
         }
+        // Not timed (a loaded machine may take seconds): had shutdown waited for the response,
+        // the body would have ended complete and without an error.
         #expect(failed)
         #expect(received < 1_000_000)
-        #expect(clock.now - start < .seconds(5))
         // Whether the port then refuses connections is not checked: under parallel tests another
         // test's server may already have been given the same ephemeral port.
         try await client.shutdown()
