@@ -118,7 +118,7 @@ extension DownloadManager {
         for id in ids {
             // Only the progress is read: copying whole records here, for every member on
             // every tick, was the main cost of a run with thousands of downloads.
-            guard let progress = records[id]?.details.progress else { continue }
+            guard let progress = records.progress(of: id) else { continue }
             total.completedBytes += progress.completedBytes
             total.bytesPerSecond += progress.bytesPerSecond
             if let expected = progress.expectedBytes, let sum = total.expectedBytes {

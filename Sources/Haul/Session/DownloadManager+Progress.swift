@@ -32,12 +32,15 @@ extension DownloadManager {
             hub.emit(.progress(id, progress))
             if let group = records[id]?.group { touchedGroups.insert(group) }
         }
-        for name in touchedGroups.sorted() {
-            hub.emit(.groupProgress(name, groupProgress(name)))
+        // Sums over every member of a group (or every download): worth it only for someone
+        // listening. A daemon session followed through its outbox has no subscriber.
+        if hub.hasSubscribers {
+            for name in touchedGroups.sorted() {
+                hub.emit(.groupProgress(name, groupProgress(name)))
+            }
+            if !running.isEmpty { hub.emit(.overallProgress(aggregate(order))) }
         }
-        if !running.isEmpty {
-            hub.emit(.overallProgress(aggregate(order)))
-        } else {
+        if running.isEmpty {
             ticker = nil
         }
         return !running.isEmpty

@@ -121,6 +121,14 @@ public actor DownloadManager {
     /// extends that group.
     @discardableResult
     public func add(_ requests: [DownloadRequest], toGroup name: String) async throws(HaulError) -> DownloadGroup {
+        try await addMembers(requests, toGroup: name)
+        return DownloadGroup(name: name, manager: self)
+    }
+
+    /// Like `add(_:toGroup:)`, returning the new downloads' IDs in the order of `requests`
+    /// (a remote client adding to a large group needs them, not the whole group's list).
+    @discardableResult
+    public func addMembers(_ requests: [DownloadRequest], toGroup name: String) async throws(HaulError) -> [DownloadID] {
         for request in requests { try Self.validate(request) }
         guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
         createGroupIfNeeded(name)
@@ -129,7 +137,7 @@ public actor DownloadManager {
         order.reserveCapacity(order.count + requests.count)
         let ids = requests.map { insert(directories.normalized($0), group: name) }
         try await persistNew(ids)
-        return DownloadGroup(name: name, manager: self)
+        return ids
     }
 
     func createGroupIfNeeded(_ name: String) {

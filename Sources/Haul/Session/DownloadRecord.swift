@@ -46,6 +46,9 @@ extension DownloadManager {
             }
         }
 
+        /// The details' progress without copying the details.
+        var progress: TransferProgress { detailsBox?.value.progress ?? TransferProgress() }
+
         /// The public view, built when asked for.
         var info: DownloadInfo {
             let details = self.details

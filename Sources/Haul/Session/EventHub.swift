@@ -17,6 +17,8 @@ final class EventHub: Sendable {
 
     var keepsOutbox: Bool { outbox != nil }
 
+    var hasSubscribers: Bool { subscribers.withLockedValue { !$0.continuations.isEmpty } }
+
     init(outbox: OutboxBuffer? = nil) {
         self.outbox = outbox
     }

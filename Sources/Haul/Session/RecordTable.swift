@@ -11,6 +11,13 @@ extension DownloadManager {
 
         var count: Int { index.count }
 
+        /// A download's progress, read in place: summing it over 100,000 downloads on every
+        /// progress tick must not copy each record out of the table.
+        func progress(of id: DownloadID) -> TransferProgress? {
+            guard let slot = index[id] else { return nil }
+            return slots[Int(slot)]?.progress
+        }
+
         /// Every record, in no particular order.
         var values: some Sequence<Record> { slots.lazy.compactMap { $0 } }
 

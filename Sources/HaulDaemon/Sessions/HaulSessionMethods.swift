@@ -64,8 +64,7 @@ struct HaulSessionMethods: Sendable {
             guard requests.count <= Self.maxBatch else {
                 throw JSONRPCError.invalidParams("at most \(Self.maxBatch) requests in one call, got \(requests.count)")
             }
-            let added = try await manager.add(requests, toGroup: group)
-            return try Self.json(await added.downloads().suffix(requests.count).map(\.id))
+            return try Self.json(try await manager.addMembers(requests, toGroup: group))
         case "haul.status":
             return try Self.json(RemoteDownload(try await known(manager, p)))
         case "haul.pause":
