@@ -186,7 +186,9 @@ struct Aria2Fixture: Sendable {
         _ body: @escaping @Sendable (Aria2Fixture) async throws -> T
     ) async throws -> T {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            // In a directory of its own, so that tests can check nothing was written beside it.
+            let directory = try RPCTest.temporaryDirectory().appendingPathComponent("downloads")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             let manager = DownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: maxConcurrent))
             let requests = NIOLockedValueBox<[Bool]>([])
             let service = try Aria2Service(manager: manager, configuration: Aria2Configuration(
