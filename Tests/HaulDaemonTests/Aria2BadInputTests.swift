@@ -35,6 +35,7 @@ import Testing
                 ("aria2.tellStatus", ["0123456789abcdef"], "GID 0123456789abcdef is not found"),
                 ("aria2.tellStatus", ["xyz"], "Invalid GID xyz"),
                 ("aria2.tellStatus", ["0123456789abcdef0"], "Invalid GID 0123456789abcdef0"),
+                ("aria2.tellStatus", ["０１"], "Invalid GID ０１"),
                 ("aria2.pause", ["0123456789abcdef"], "is not found"),
                 ("aria2.remove", ["abc"], "is not found"),
                 ("aria2.changeOption", ["0123456789abcdef", ["out": "y"]], "is not found"),

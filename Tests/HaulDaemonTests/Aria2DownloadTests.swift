@@ -172,10 +172,16 @@ import Testing
             #expect(try await f.client.result("aria2.tellActive") == [])
             let paused = try await f.client.result("aria2.tellWaiting", [0, 10, ["gid", "status"]])
             #expect(paused == .array(gids.map { ["gid": .string($0), "status": "paused"] }))
+            let startsBefore = f.sink.received.filter { $0.method == "aria2.onDownloadStart" }.count
             #expect(try await f.client.result("aria2.unpauseAll") == "OK")
             let statuses = try await f.client.result("aria2.tellStatus", [.string(gids[2]), ["status"]])
             #expect(statuses["status"] == "waiting" || statuses["status"] == "active")
             #expect(await f.manager.stateCounts().paused == 0)
+            // Both slots' transfers are under way again (and no connection is still opening
+            // when the fixture stops the test server).
+            try await f.sink.waitUntil("two downloads to start again") { received in
+                received.filter { $0.method == "aria2.onDownloadStart" }.count >= startsBefore + 2
+            }
             #expect(try await f.client.result("aria2.pauseAll") == "OK")
             #expect(await f.manager.stateCounts().paused == 3)
         }

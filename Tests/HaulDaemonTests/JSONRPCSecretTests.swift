@@ -157,6 +157,8 @@ import Testing
         let second = try RPCSecretFile.loadOrCreate(in: directory)
         #expect(!second.created)
         #expect(second.value == first.value)
+        #expect(try RPCSecretFile.load(in: directory) == first.value)
+        #expect(try RPCSecretFile.load(in: directory.appendingPathComponent("elsewhere")) == nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [RPCSecretFile.defaultFileName])
     }
 

@@ -140,6 +140,23 @@ final class RecordingSink: RPCNotificationSink {
         let gid: String
     }
 
+    /// Waits (30 s at most) until what was received satisfies `condition`.
+    func waitUntil(_ what: String, _ condition: @escaping @Sendable ([Received]) -> Bool) async throws {
+        let (stream, continuation) = AsyncStream.makeStream(of: JSONValue.self)
+        let key = state.withLockedValue { state in
+            state.nextSubscriber += 1
+            state.subscribers[state.nextSubscriber] = continuation
+            return state.nextSubscriber
+        }
+        defer { _ = state.withLockedValue { $0.subscribers.removeValue(forKey: key) } }
+        if condition(received) { return }
+        let met = try await RPCTest.within(.seconds(30), what) { [self] in
+            for await _ in stream where condition(self.received) { return true }
+            return false
+        }
+        guard met else { throw RPCTest.Failure("\(what) never happened") }
+    }
+
     /// Waits (30 s at most) for `method` about `gid`, received before or after the call.
     func waitFor(_ method: String, gid: String) async throws {
         let match: @Sendable (JSONValue) -> Bool = { message in
