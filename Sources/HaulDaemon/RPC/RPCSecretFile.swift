@@ -44,6 +44,12 @@ public enum RPCSecretFile {
         return (value, true)
     }
 
+    /// The secret in `directory/fileName`, or nil when there is no such file (a client reads
+    /// the daemon's secret this way). The same checks as `loadOrCreate` apply.
+    public static func load(in directory: URL, fileName: String = defaultFileName) throws(HaulError) -> String? {
+        try readSecret(at: directory.appendingPathComponent(fileName).path)
+    }
+
     /// The trimmed contents of the secret file, or nil when there is none.
     static func readSecret(at path: String) throws(HaulError) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)

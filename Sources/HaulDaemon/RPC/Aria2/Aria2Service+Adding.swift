@@ -31,11 +31,12 @@ extension Aria2Service {
     /// downloads a file from one URI, so the change must leave exactly one: replacing the URI
     /// (delete the old, add the new) is what works.
     func changeUri(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
-        let info = try await download(p)
+        let gid = try p.string(0, "gid")
         let fileIndex = try p.integer(1, "fileIndex")
         let deletions = try p.strings(2, "delUris")
         let additions = try p.strings(3, "addUris")
         let position = try p.optionalInteger(4, "position")
+        let info = try await download(gid)
         guard fileIndex == 1 else { throw .failed("fileIndex is out of range") }
         guard !info.state.isTerminal else { throw .failed("No active download for GID#\(info.id)") }
         var uris = [info.request.url.absoluteString]

@@ -43,9 +43,10 @@ extension Aria2Service {
 
     /// `changePosition(gid, pos, how)` → the new position in the queue.
     func changePosition(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
-        let info = try await download(p)
+        let gid = try p.string(0, "gid")
         let pos = try p.integer(1, "pos")
         let how = try p.string(2, "how")
+        let info = try await download(gid)
         if info.state == .paused {
             throw .failed("GID#\(info.id) is paused; Haul keeps paused downloads out of the queue, so unpause it first")
         }

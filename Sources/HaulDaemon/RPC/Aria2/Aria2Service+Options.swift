@@ -12,8 +12,9 @@ extension Aria2Service {
     /// `changeOption(gid, options)` → "OK". Options that change the request (dir, out,
     /// header, checksum, …) restart a running download, as in aria2; the others do not.
     func changeOption(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
-        let info = try await download(p)
+        let gid = try p.string(0, "gid")
         let values = try Aria2OptionParser.parse(try p.object(1, "options"), for: .changeDownload)
+        let info = try await download(gid)
         guard !info.state.isTerminal else { throw .failed("Cannot change option for GID#\(info.id)") }
         let directory = try values.dir.map { text throws(JSONRPCError) in
             try downloadDirectory.resolve(text, relativeTo: global.dir)

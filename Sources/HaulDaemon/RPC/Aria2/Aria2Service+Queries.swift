@@ -4,8 +4,9 @@ import Haul
 extension Aria2Service {
     /// `tellStatus(gid[, keys])`.
     func tellStatus(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
-        let info = try await download(p)
-        return Aria2Status.entry(info, keys: try p.optionalStrings(1, "keys"))
+        let gid = try p.string(0, "gid")
+        let keys = try p.optionalStrings(1, "keys")
+        return Aria2Status.entry(try await download(gid), keys: keys)
     }
 
     /// `getServers(gid)`: only a running download has a server.

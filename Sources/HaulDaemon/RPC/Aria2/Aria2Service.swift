@@ -110,7 +110,8 @@ public actor Aria2Service {
     /// The download a GID names. As in aria2, a unique prefix of a GID names it too.
     func download(_ text: String) async throws(JSONRPCError) -> DownloadInfo {
         let gid = text.lowercased()
-        guard !gid.isEmpty, gid.count <= 16, gid.allSatisfy(\.isHexDigit) else { throw .failed("Invalid GID \(text)") }
+        let isHex = gid.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+        guard !gid.isEmpty, gid.utf8.count <= 16, isHex else { throw .failed("Invalid GID \(text)") }
         if let id = DownloadID(gid) {
             guard let info = await manager.info(id) else { throw .failed("GID \(text) is not found") }
             return info

@@ -1,0 +1,230 @@
+import Foundation
+@testable import Haul
+import HaulDaemon
+import HaulTestServer
+import NIOConcurrencyHelpers
+import Testing
+
+/// The manager functions the aria2 methods rely on (DownloadManager+Remote), each against its
+/// contract, with a real manager and the test server.
+@Suite struct Aria2ManagerRemoteTests {
+    /// Collects a manager's events as they come, so that a test can wait for one.
+    final class EventLog: Sendable {
+        private let events = NIOLockedValueBox<[DownloadEvent]>([])
+        private let task: Task<Void, Never>
+
+        init(_ manager: DownloadManager) {
+            let stream = manager.events()
+            let events = self.events
+            task = Task { for await event in stream { events.withLockedValue { $0.append(event) } } }
+        }
+
+        var all: [DownloadEvent] { events.withLockedValue { $0 } }
+
+        func started() -> [DownloadID] {
+            all.compactMap { if case .started(let id, _, _) = $0 { return id } else { return nil } }
+        }
+    }
+
+    func request(_ server: TestServer, _ name: String, in directory: URL, size: Int = 2000, seed: Int = 0,
+                 rate: Int? = nil, priority: Int = 0, extra: [String: String] = [:]) -> DownloadRequest {
+        var query = ["size": "\(size)", "seed": "\(seed)"].merging(extra) { _, new in new }
+        if let rate { query["rate"] = "\(rate)" }
+        return DownloadRequest(url: URL(string: server.url("/file/\(name)", query))!, directory: directory, priority: priority)
+    }
+
+    /// Waits until `condition` holds on the manager (checked after each of its events).
+    func waitUntil(_ manager: DownloadManager, _ what: String, _ condition: @escaping @Sendable (DownloadManager) async -> Bool) async throws {
+        let events = manager.events()
+        if await condition(manager) { return }
+        let met = try await RPCTest.within(.seconds(30), what) {
+            for await _ in events {
+                if await condition(manager) { return true }
+            }
+            return false
+        }
+        #expect(met, "\(what)")
+    }
+
+    /// A move keeps the scheduler's rule (priority, then first in, first out): the download
+    /// takes its new neighbour's priority, and downloads start in the order shown.
+    @Test func moveAcrossPriorities() async throws {
+        try await withTestServer { server in
+            let directory = try RPCTest.temporaryDirectory()
+            try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
+                let log = EventLog(manager)
+                let blocker = try await manager.add(request(server, "blocker.bin", in: directory, size: 2_000_000, rate: 100_000))
+                try await waitUntil(manager, "the blocker to run") { await $0.info(blocker)?.state == .running }
+                let high1 = try await manager.add(request(server, "h1.bin", in: directory, seed: 1, priority: 5))
+                let low1 = try await manager.add(request(server, "l1.bin", in: directory, seed: 2))
+                let high2 = try await manager.add(request(server, "h2.bin", in: directory, seed: 3, priority: 5))
+                let low2 = try await manager.add(request(server, "l2.bin", in: directory, seed: 4))
+                #expect(await manager.queuedInStartOrder() == [high1, high2, low1, low2])
+                #expect(try await manager.moveInQueue(low2, toIndex: 1) == 1)
+                #expect(await manager.queuedInStartOrder() == [high1, low2, high2, low1])
+                #expect(await manager.info(low2)?.request.priority == 5)
+                #expect(try await manager.moveInQueue(high1, toIndex: 99) == 3)
+                #expect(await manager.queuedInStartOrder() == [low2, high2, low1, high1])
+                #expect(try await manager.moveInQueue(low1, toIndex: 0) == 0)
+                #expect(await manager.queuedInStartOrder() == [low1, low2, high2, high1])
+                await #expect(throws: HaulError.self) { try await manager.moveInQueue(blocker, toIndex: 0) }
+                try await manager.cancel(blocker)
+                for id in [low1, low2, high2, high1] { _ = try await manager.finished(id) }
+                #expect(log.started().filter { $0 != blocker } == [low1, low2, high2, high1])
+            }
+        }
+    }
+
+    /// Added paused, a download is stored and announced (queued, then paused) and does not
+    /// start until resumed; added at a queue index, it takes that place.
+    @Test func addPausedOrAtAPosition() async throws {
+        try await withTestServer { server in
+            let directory = try RPCTest.temporaryDirectory()
+            try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
+                let log = EventLog(manager)
+                let paused = try await manager.add(request(server, "p.bin", in: directory), queueIndex: nil, paused: true)
+                #expect(await manager.info(paused)?.state == .paused)
+                let blocker = try await manager.add(request(server, "b.bin", in: directory, size: 2_000_000, rate: 100_000))
+                try await waitUntil(manager, "the blocker to run") { await $0.info(blocker)?.state == .running }
+                let first = try await manager.add(request(server, "1.bin", in: directory, seed: 1))
+                let second = try await manager.add(request(server, "2.bin", in: directory, seed: 2), queueIndex: 0, paused: false)
+                #expect(await manager.queuedInStartOrder() == [second, first])
+                try await manager.cancel(blocker)
+                for id in [second, first] { _ = try await manager.finished(id) }
+                #expect(await manager.info(paused)?.state == .paused)
+                #expect(!log.started().contains(paused))
+                let kinds = log.all.compactMap { event -> String? in
+                    switch event {
+                    case .queued(paused): return "queued"
+                    case .paused(paused, _): return "paused"
+                    default: return nil
+                    }
+                }
+                #expect(kinds == ["queued", "paused"])
+                try await manager.resume(paused)
+                #expect(try await manager.finished(paused).state == .completed)
+            }
+        }
+    }
+
+    /// pauseAll stops running and queued downloads without starting any queued one on the
+    /// way; resumeAllPaused queues them again; a higher limit starts more at once.
+    @Test func pauseAllResumeAllAndTheLimit() async throws {
+        try await withTestServer { server in
+            let directory = try RPCTest.temporaryDirectory()
+            try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
+                let log = EventLog(manager)
+                let ids = try await (0..<3).asyncMap { n in
+                    try await manager.add(request(server, "s\(n).bin", in: directory, size: 2_000_000, seed: n, rate: 100_000))
+                }
+                try await waitUntil(manager, "the first to receive bytes") { await ($0.info(ids[0])?.progress.completedBytes ?? 0) > 0 }
+                await manager.pauseAll()
+                #expect(await manager.infos(ids).map(\.state) == [.paused, .paused, .paused])
+                #expect(log.started() == [ids[0]])
+                #expect(await manager.resumeAllPaused() == ids)
+                try await manager.setMaxConcurrentDownloads(3)
+                #expect(await manager.maxConcurrentDownloads == 3)
+                // Bytes, not just slots: no connection may still be opening when the test server
+                // stops (see the report on the test server's shutdown race).
+                try await waitUntil(manager, "all three to receive bytes") { manager in
+                    await manager.infos(ids).allSatisfy { $0.state == .running && $0.progress.completedBytes > 0 }
+                }
+                await #expect(throws: HaulError.self) { try await manager.setMaxConcurrentDownloads(0) }
+            }
+        }
+    }
+
+    /// A running download whose request changes is paused, changed and queued again: it
+    /// continues from its bytes (a range request) and is placed under the new name.
+    @Test func replaceRequestOfARunningDownload() async throws {
+        try await withTestServer { server in
+            let directory = try RPCTest.temporaryDirectory()
+            try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
+                let original = request(server, "run.bin", in: directory, size: 400_000, seed: 7, rate: 200_000, extra: ["key": "run"])
+                let id = try await manager.add(original)
+                try await waitUntil(manager, "bytes to arrive") { await ($0.info(id)?.progress.completedBytes ?? 0) > 0 }
+                var changed = original
+                changed.fileName = "renamed.bin"
+                try await manager.replaceRequest(id, with: changed)
+                #expect(try await manager.finished(id).state == .completed)
+                let data = FileManager.default.contents(atPath: directory.appendingPathComponent("renamed.bin").path)
+                #expect(data == Data(TestContent.bytes(seed: 7, size: 400_000)))
+                #expect(server.requests(forKey: "run").contains { $0.header("Range") != nil })
+                await #expect(throws: HaulError.self) { try await manager.replaceRequest(id, with: original) }
+                var invalid = changed
+                invalid.fileName = "../up.bin"
+                await #expect(throws: HaulError.self) { try await manager.replaceRequest(DownloadID(rawValue: 1), with: invalid) }
+            }
+        }
+    }
+
+    /// A new directory means the part file in the old one is deleted and the download starts
+    /// over there; a refused request changes nothing.
+    @Test func replaceRequestWithANewDirectory() async throws {
+        try await withTestServer { server in
+            let directory = try RPCTest.temporaryDirectory()
+            let other = directory.appendingPathComponent("other")
+            try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+            try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
+                let original = request(server, "moved.bin", in: directory, size: 400_000, seed: 8, rate: 200_000)
+                let id = try await manager.add(original)
+                try await waitUntil(manager, "bytes to arrive") { await ($0.info(id)?.progress.completedBytes ?? 0) > 0 }
+                try await manager.pause(id)
+                #expect(Self.partFiles(directory).count == 1)
+                var bad = original
+                bad.directory = directory.appendingPathComponent("missing")
+                await #expect(throws: HaulError.self) { try await manager.replaceRequest(id, with: bad) }
+                #expect(await manager.info(id)?.request.directory.path == directory.path)
+                var moved = original
+                moved.directory = other
+                try await manager.replaceRequest(id, with: moved)
+                #expect(Self.partFiles(directory).isEmpty)
+                try await manager.resume(id)
+                #expect(try await manager.finished(id).state == .completed)
+                #expect(FileManager.default.contents(atPath: other.appendingPathComponent("moved.bin").path)
+                    == Data(TestContent.bytes(seed: 8, size: 400_000)))
+            }
+        }
+    }
+
+    /// Forgetting a failed download deletes its part file, but not when a newer download of
+    /// the same request writes that part file now.
+    @Test func forgetFinishedSparesAPartFileInUse() async throws {
+        try await withTestServer { server in
+            let directory = try RPCTest.temporaryDirectory()
+            try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
+                // The first attempt breaks after 100,000 bytes and is not retried: failed, bytes kept.
+                let broken = request(server, "same.bin", in: directory, size: 300_000, seed: 9, rate: 300_000, extra: ["drop": "100000", "dropTimes": "1"])
+                let failed = try await manager.add(broken)
+                #expect(try await manager.finished(failed).state == .failed)
+                #expect(Self.partFiles(directory).count == 1)
+                let again = try await manager.add(broken)
+                try await waitUntil(manager, "the new one to write") { await ($0.info(again)?.progress.completedBytes ?? 0) > 0 }
+                #expect(try await manager.forgetFinished([failed, again]) == [failed])
+                #expect(await manager.info(failed) == nil)
+                #expect(try await manager.finished(again).state == .completed)
+                #expect(FileManager.default.contents(atPath: directory.appendingPathComponent("same.bin").path)
+                    == Data(TestContent.bytes(seed: 9, size: 300_000)))
+                // Failed and alone, its part file goes with it.
+                let lone = try await manager.add(request(server, "lone.bin", in: directory, size: 300_000, rate: 300_000, extra: ["drop": "100000"]))
+                #expect(try await manager.finished(lone).state == .failed)
+                #expect(Self.partFiles(directory).count == 1)
+                #expect(try await manager.forgetFinished() == [again, lone])
+                #expect(Self.partFiles(directory).isEmpty)
+                #expect(await manager.downloads().isEmpty)
+            }
+        }
+    }
+
+    static func partFiles(_ directory: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix(".haul-") }
+    }
+}
+
+extension Sequence where Element: Sendable {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+@testable import Haul
+@testable import HaulDaemon
+import Testing
+
+/// aria2 options without a manager: parsing, refusals, the download directory rule, and how
+/// options become a request and are listed back.
+@Suite struct Aria2OptionTests {
+    /// Every option Haul understands is read into its typed value.
+    @Test func parsesKnownOptions() throws {
+        let values = try Aria2OptionParser.parse([
+            "dir": "music", "out": "a.bin", "header": ["X-A: 1", "X-B: 2"],
+            "checksum": .string("sha-256=" + String(repeating: "ab", count: 32)), "split": "4",
+            "max-connection-per-server": "2", "max-download-limit": "500K", "allow-overwrite": "true",
+            "auto-file-renaming": "false", "pause": "true", "referer": "https://example.org/", "user-agent": "agent/1",
+        ], for: .newDownload)
+        #expect(values.dir == "music")
+        #expect(values.out == "a.bin")
+        #expect(values.headers == [HeaderField(name: "X-A", value: "1"), HeaderField(name: "X-B", value: "2")])
+        #expect(values.checksum?.algorithm == .sha256)
+        #expect(values.split == 4)
+        #expect(values.maxConnectionPerServer == 2)
+        #expect(values.maxDownloadLimit == Int64(500 * 1024))
+        #expect(values.allowOverwrite == true)
+        #expect(values.autoFileRenaming == false)
+        #expect(values.pause == true)
+        #expect(values.referer == "https://example.org/")
+        #expect(values.userAgent == "agent/1")
+    }
+
+    /// Unknown options, and options that do not apply where they are given, are ignored.
+    @Test func ignoresUnknownAndMisplacedOptions() throws {
+        let new = try Aria2OptionParser.parse(
+            ["bogus-option": "1", "max-tries": "3", "max-concurrent-downloads": "9", "max-overall-download-limit": "1M"],
+            for: .newDownload)
+        #expect(new == Aria2OptionValues())
+        let global = try Aria2OptionParser.parse(
+            ["out": "x", "checksum": "md5=00", "pause": "true", "max-concurrent-downloads": "9"], for: .changeGlobal)
+        #expect(global == Aria2OptionValues(maxConcurrentDownloads: 9))
+        let change = try Aria2OptionParser.parse(["pause": "true", "gid": "0123456789abcdef"], for: .changeDownload)
+        #expect(change == Aria2OptionValues())
+    }
+
+    /// A value Haul cannot use fails with aria2's message naming the option, and why.
+    @Test func badValuesNameTheOption() {
+        let cases: [(String, JSONValue, String)] = [
+            ("split", "abc", "--split"), ("split", "0", "--split"),
+            ("max-connection-per-server", "17", "--max-connection-per-server"),
+            ("max-download-limit", "10Q", "--max-download-limit"), ("max-download-limit", "-1", "--max-download-limit"),
+            ("allow-overwrite", "yes", "--allow-overwrite"), ("checksum", "sha-256=abc", "--checksum"),
+            ("checksum", "crc32=00000000", "--checksum"), ("header", "no colon", "--header"),
+            ("referer", "a\nb", "--referer"), ("gid", "0123456789abcdef", "--gid"),
+        ]
+        for (name, value, mention) in cases {
+            #expect { try Aria2OptionParser.parse([name: value], for: .newDownload) } throws: { error in
+                guard let error = error as? JSONRPCError else { return false }
+                return error.code == 1 && error.message.hasPrefix("We encountered a problem while processing the option '\(mention)': ")
+            }
+        }
+    }
+
+    /// Values must be strings (a header may be an array of strings): anything else is -32602.
+    @Test func nonStringValuesAreInvalidParams() {
+        for (name, value) in [("split", JSONValue.integer(5)), ("dir", .null), ("header", .array([.integer(1)])), ("header", .integer(1))] {
+            #expect { try Aria2OptionParser.parse([name: value], for: .newDownload) } throws: { error in
+                (error as? JSONRPCError)?.code == -32602
+            }
+        }
+    }
+
+    /// Speeds are bytes per second with optional K or M (1K = 1024).
+    @Test func speedsHaveUnits() throws {
+        #expect(try Aria2OptionParser.speed("s", "0") == 0)
+        #expect(try Aria2OptionParser.speed("s", "1024") == 1024)
+        #expect(try Aria2OptionParser.speed("s", "10K") == 10 * 1024)
+        #expect(try Aria2OptionParser.speed("s", "1k") == 1024)
+        #expect(try Aria2OptionParser.speed("s", "2M") == 2 * 1024 * 1024)
+        #expect(throws: JSONRPCError.self) { try Aria2OptionParser.speed("s", "K") }
+        #expect(throws: JSONRPCError.self) { try Aria2OptionParser.speed("s", "9999999999999999999M") }
+    }
+
+    /// `out` is a file name: paths, `.` and `..` are refused before anything is added.
+    @Test func outMustBeAFileName() throws {
+        for bad in ["../escape.bin", "a/b.bin", "/etc/passwd", "..", ".", ""] {
+            #expect(throws: JSONRPCError.self, "out \(bad)") { try Aria2OptionParser.parse(["out": .string(bad)], for: .newDownload) }
+        }
+        #expect(try Aria2OptionParser.parse(["out": "..hidden but fine"], for: .newDownload).out == "..hidden but fine")
+    }
+
+    /// `dir` resolves relative to the default directory and must stay inside the download
+    /// directory, through `..` and symbolic links alike.
+    @Test func dirStaysInsideTheDownloadDirectory() throws {
+        let base = try RPCTest.temporaryDirectory()
+        let root = base.appendingPathComponent("root")
+        let outside = base.appendingPathComponent("outside")
+        for directory in [root.appendingPathComponent("music"), outside] {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        }
+        try FileManager.default.createSymbolicLink(at: root.appendingPathComponent("link"), withDestinationURL: outside)
+        let downloads = try Aria2DownloadDirectory(root)
+        #expect(try downloads.resolve("music", relativeTo: downloads.url).path == root.appendingPathComponent("music").path)
+        #expect(try downloads.resolve(root.path + "/music/../music", relativeTo: downloads.url).path == root.appendingPathComponent("music").path)
+        #expect(try downloads.resolve(".", relativeTo: downloads.url).path == root.path)
+        for escape in ["..", "../outside", "/etc", "link", "music/../../outside", outside.path, base.path + "/root-sibling"] {
+            #expect("dir \(escape)") { try downloads.resolve(escape, relativeTo: downloads.url) } throws: { error in
+                (error as? JSONRPCError)?.message.contains("outside the download directory") == true
+            }
+        }
+        #expect(throws: HaulError.self) { try Aria2DownloadDirectory(base.appendingPathComponent("missing")) }
+    }
+
+    /// A new request takes the given options over the global defaults; `referer` and
+    /// `user-agent` become headers, and aria2's two conflict flags become one policy.
+    @Test func requestFromOptions() throws {
+        var global = Aria2GlobalOptions(dir: URL(fileURLWithPath: "/tmp"))
+        global.headers = [HeaderField(name: "Cookie", value: "a=1")]
+        global.userAgent = "default/1"
+        let values = try Aria2OptionParser.parse(["out": "f.bin", "referer": "https://r/", "allow-overwrite": "true"], for: .newDownload)
+        let request = global.request(for: URL(string: "http://h/f")!, values, directory: URL(fileURLWithPath: "/tmp/x"))
+        #expect(request.fileName == "f.bin")
+        #expect(request.directory.path == "/tmp/x")
+        #expect(request.headers == [
+            HeaderField(name: "Cookie", value: "a=1"), HeaderField(name: "Referer", value: "https://r/"),
+            HeaderField(name: "User-Agent", value: "default/1"),
+        ])
+        #expect(request.conflictPolicy == .overwrite)
+        #expect(Aria2GlobalOptions.policy(allowOverwrite: false, autoFileRenaming: true) == .rename)
+        #expect(Aria2GlobalOptions.policy(allowOverwrite: false, autoFileRenaming: false) == .fail)
+    }
+
+    /// Changing options changes only what is given.
+    @Test func changingKeepsTheRest() throws {
+        let original = DownloadRequest(
+            url: URL(string: "http://h/f")!, directory: URL(fileURLWithPath: "/tmp"), fileName: "f.bin",
+            headers: [HeaderField(name: "Referer", value: "old")], conflictPolicy: .fail)
+        let values = try Aria2OptionParser.parse(["referer": "new", "auto-file-renaming": "true"], for: .changeDownload)
+        let changed = Aria2GlobalOptions.changing(original, values, directory: nil)
+        #expect(changed.fileName == "f.bin")
+        #expect(changed.headers == [HeaderField(name: "Referer", value: "new")])
+        #expect(changed.conflictPolicy == .rename)
+        #expect(Aria2GlobalOptions.changing(original, Aria2OptionValues(), directory: nil) == original)
+    }
+
+    /// `getOption` lists a download's options as strings: headers one per line, the checksum
+    /// in aria2's form, options not applied yet as they were given.
+    @Test func listingADownload() throws {
+        let checksum = try Checksum(.sha1, hex: String(repeating: "0a", count: 20))
+        let request = DownloadRequest(
+            url: URL(string: "http://h/f")!, directory: URL(fileURLWithPath: "/tmp"), fileName: "f.bin",
+            headers: [HeaderField(name: "A", value: "1"), HeaderField(name: "B", value: "2")], checksums: [checksum])
+        let listing = Aria2OptionListing.download(
+            request, pending: Aria2PendingOptions(split: 3), global: Aria2GlobalOptions(dir: URL(fileURLWithPath: "/tmp")))
+        #expect(listing == [
+            "dir": "/tmp", "out": "f.bin", "header": "A: 1\nB: 2", "checksum": .string("sha-1=" + checksum.hex),
+            "split": "3", "max-connection-per-server": "1", "max-download-limit": "0",
+            "allow-overwrite": "false", "auto-file-renaming": "true",
+        ])
+    }
+}
