@@ -62,9 +62,9 @@ import Testing
             #expect(try await f.client.error("aria2.nope").code == -32601)
             #expect(try await f.client.raw("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"aria2.addUri\",")?["error"]?["code"] == -32700)
             // TCP without the secret, or with a wrong one.
-            let noSecret = RPCClient(handler: f.handler, origin: RPCOrigin(transport: .tcp))
+            let noSecret = HandlerClient(handler: f.handler, origin: RPCOrigin(transport: .tcp))
             #expect(try await noSecret.error("aria2.addUri", [[url]]) == .unauthorized)
-            let wrongSecret = RPCClient(handler: f.handler, origin: RPCOrigin(transport: .tcp), token: "guess")
+            let wrongSecret = HandlerClient(handler: f.handler, origin: RPCOrigin(transport: .tcp), token: "guess")
             #expect(try await wrongSecret.error("aria2.addUri", [[url]]) == .unauthorized)
             // Over the size and batch limits: refused whole.
             let huge = RPCTest.requestText("aria2.addUri", [[url], ["header": .string("X: " + String(repeating: "y", count: 5000))]])

@@ -31,8 +31,8 @@ import Testing
         var calls: Int { counter.withLockedValue { $0 } }
     }
 
-    func client(_ methods: Methods, limits: JSONRPCLimits = JSONRPCLimits()) throws -> RPCClient {
-        RPCClient(handler: JSONRPCHandler(methods: methods.table, secret: try RPCSecret("x"), limits: limits))
+    func client(_ methods: Methods, limits: JSONRPCLimits = JSONRPCLimits()) throws -> HandlerClient {
+        HandlerClient(handler: JSONRPCHandler(methods: methods.table, secret: try RPCSecret("x"), limits: limits))
     }
 
     /// A call is answered with its result and its own id, whether the id is a string or a number.

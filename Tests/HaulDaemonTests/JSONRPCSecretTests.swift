@@ -10,8 +10,8 @@ import Testing
         JSONRPCHandler(methods: methods.table, secret: try RPCSecret("s3cret"), secretThrottle: throttle)
     }
 
-    func tcp(_ handler: JSONRPCHandler, token: String?) -> RPCClient {
-        RPCClient(handler: handler, origin: RPCOrigin(transport: .tcp), token: token)
+    func tcp(_ handler: JSONRPCHandler, token: String?) -> HandlerClient {
+        HandlerClient(handler: handler, origin: RPCOrigin(transport: .tcp), token: token)
     }
 
     /// On TCP a call without the secret, or with a wrong one, is refused with aria2's
@@ -34,7 +34,7 @@ import Testing
     /// On the unix socket no secret is needed, and one that is given (even wrong) is taken off.
     @Test func unixSocketNeedsNoSecret() async throws {
         let handler = try handler(JSONRPCHandlerTests.Methods())
-        let client = RPCClient(handler: handler)
+        let client = HandlerClient(handler: handler)
         #expect(try await client.result("test.echo", ["a"]) == ["a"])
         #expect(try await client.result("test.echo", ["token:whatever", "a"]) == ["a"])
     }
@@ -65,7 +65,7 @@ import Testing
         #expect(refused.message.hasPrefix("Unauthorized (too many wrong secrets"))
         #expect(methods.calls == 0)
         // The unix socket is not affected.
-        #expect(try await RPCClient(handler: handler).result("test.count") == 1)
+        #expect(try await HandlerClient(handler: handler).result("test.count") == 1)
     }
 
     /// The secret matches only itself, whatever the length of the guess; an empty one is refused.

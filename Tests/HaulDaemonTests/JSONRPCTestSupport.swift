@@ -68,7 +68,7 @@ enum RPCTest {
 }
 
 /// Speaks to a handler as the daemon's servers do: bytes in, bytes out.
-struct RPCClient: Sendable {
+struct HandlerClient: Sendable {
     let handler: any RPCRequestHandler
     var origin = RPCOrigin(transport: .unixSocket)
     /// Put first in every call's params as `token:…` when set.
@@ -194,9 +194,9 @@ struct Aria2Fixture: Sendable {
     let shutdownRequests: NIOLockedValueBox<[Bool]>
 
     /// Over the unix socket: no secret needed.
-    var client: RPCClient { RPCClient(handler: handler) }
+    var client: HandlerClient { HandlerClient(handler: handler) }
     /// Over TCP with the right secret.
-    var tcpClient: RPCClient { RPCClient(handler: handler, origin: RPCOrigin(transport: .tcp), token: Self.secret) }
+    var tcpClient: HandlerClient { HandlerClient(handler: handler, origin: RPCOrigin(transport: .tcp), token: Self.secret) }
 
     static func run<T: Sendable>(
         maxConcurrent: Int = 4, limits: JSONRPCLimits = JSONRPCLimits(),

@@ -31,7 +31,7 @@ public final class RPCClient: Sendable {
     public let endpoint: DaemonEndpoint
     public let configuration: Configuration
     private let secret: String?
-    private let requestURL: String
+    private let postURL: String
     private let client: HTTPClient
 
     /// A client of the daemon at `endpoint` (by default the default socket). With a `secret`,
@@ -45,7 +45,7 @@ public final class RPCClient: Sendable {
         self.endpoint = endpoint
         self.secret = secret
         self.configuration = configuration
-        self.requestURL = Self.requestURL(for: endpoint)
+        self.postURL = Self.requestURL(for: endpoint)
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: HTTPClient.Configuration.Timeout(connect: .seconds(5)),
@@ -96,7 +96,7 @@ public final class RPCClient: Sendable {
 
     /// Sends one request body; returns the HTTP status and the whole answer.
     private func post(_ body: ByteBuffer) async throws(HaulError) -> (status: Int, body: ByteBuffer) {
-        var request = HTTPClientRequest(url: requestURL)
+        var request = HTTPClientRequest(url: postURL)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Accept", value: "application/json")

@@ -73,7 +73,7 @@ extension DownloadManager {
                 records[id]?.isFinished = false
                 if groupOf(id) != nil { groupMemberReopened(id) }
             }
-            if record.partKey.owner == nil { partKeysInUse[record.partKey.base] = id }
+            claimPartKey(id)
             records[id]?.details.error = nil
             enqueueForScheduling(record)
             hub.emit(.resumed(id))
@@ -179,12 +179,36 @@ extension DownloadManager {
 
     private func discard(_ id: DownloadID) {
         guard let record = records[id] else { return }
-        let part = record.details.transfer?.part ?? PartFile(directory: record.kept.directory.path, key: record.partKey.description)
-        part.discard()
+        // The part file may meanwhile belong to a newer download of the same request.
+        if ownsPartFile(record) {
+            let part = record.details.transfer?.part ?? PartFile(directory: record.kept.directory.path, key: record.partKey.description)
+            part.discard()
+        }
         records[id]?.details.transfer = nil
         records[id]?.details.durable = DurableFields()
         hub.emit(.canceled(id))
         finish(id)
+    }
+
+    /// Whether no other unfinished download uses this record's part file.
+    func ownsPartFile(_ record: Record) -> Bool {
+        record.partKey.owner != nil || (partKeysInUse[record.partKey.base] ?? record.id) == record.id
+    }
+
+    /// A finished download queued again takes its part key back; if a newer download of the
+    /// same request holds it now, this one takes a key of its own and starts its bytes over,
+    /// so that two downloads never write one part file.
+    private func claimPartKey(_ id: DownloadID) {
+        guard let record = records[id], record.partKey.owner == nil else { return }
+        if let holder = partKeysInUse[record.partKey.base], holder != id {
+            records[id]?.partKey = record.partKey.owned(by: id)
+            records[id]?.details.transfer = nil
+            records[id]?.details.durable = DurableFields()
+            records[id]?.details.progress = TransferProgress()
+            markDirty(id)
+        } else {
+            partKeysInUse[record.partKey.base] = id
+        }
     }
 
     /// Bookkeeping when a download reaches a terminal state, after its event was emitted (so

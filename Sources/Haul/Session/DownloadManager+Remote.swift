@@ -238,7 +238,7 @@ extension DownloadManager {
         var forgotten: [DownloadID] = []
         for id in candidates {
             guard let record = records[id], record.machine.publicState.isTerminal else { continue }
-            if record.machine.publicState == .failed, record.partKey.owner != nil || partKeysInUse[record.partKey.base] == nil {
+            if record.machine.publicState == .failed, ownsPartFile(record) {
                 (record.details.transfer?.part ?? PartFile(directory: record.kept.directory.path, key: record.partKey.description)).discard()
             }
             forget(id)

@@ -12,7 +12,7 @@ extension DownloadManager {
         var kept: KeptRequest
         var group: String?
         var machine = DownloadStateMachine()
-        let partKey: PartKey
+        var partKey: PartKey
         /// Shared with every download of the same host (see `DownloadManager.internedHost`).
         var host: String
         /// Enqueue order in the store.
