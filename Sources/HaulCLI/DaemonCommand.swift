@@ -97,6 +97,7 @@ struct DaemonCommand: AsyncParsableCommand {
 
     mutating func run() async throws {
         guard let logger = DaemonLogging.bootstrap(levelName: logLevel) else { throw ExitCode(ExitStatus.usage.rawValue) }
+        DaemonAssembly.prepareProcess()
         let options = DaemonAssembly.Options(
             downloadDirectory: URL(fileURLWithPath: downloadDirectory ?? FileManager.default.currentDirectoryPath))
         let daemon = Daemon(configuration: daemonConfiguration, logger: logger) { context in

@@ -10,6 +10,8 @@ import HaulTestServer
 struct QueueScale {
     static func main() async throws {
         let count = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 100_000
+        // In calls of this many, as a daemon's clients add a backlog (default: one call).
+        let batch = CommandLine.arguments.dropFirst(2).first.flatMap(Int.init) ?? count
         let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-queue-scale-\(UUID().uuidString)")
         let state = root.appendingPathComponent("state")
         let output = root.appendingPathComponent("out")
@@ -27,7 +29,9 @@ struct QueueScale {
         let clock = ContinuousClock()
         let residentBefore = residentBytes()
         let enqueueStart = clock.now
-        _ = try await manager.add(requests, toGroup: "bulk")
+        for first in stride(from: 0, to: count, by: batch) {
+            _ = try await manager.add(Array(requests[first..<min(count, first + batch)]), toGroup: "bulk")
+        }
         let enqueue = enqueueStart.duration(to: clock.now)
         requests = []
         let residentAfter = residentBytes()
@@ -50,7 +54,7 @@ struct QueueScale {
         let perDownload = Double(residentAfter - residentBefore) / Double(count)
         print("| measure | value |")
         print("|---|---|")
-        print("| downloads enqueued in one group | \(count) (\(queued) queued) |")
+        print("| downloads enqueued in one group | \(count) (\(queued) queued), in calls of \(batch) |")
         print("| enqueue time (validate, one store transaction, schedule) | \(format(enqueue)) s |")
         print("| resident memory before enqueueing | \(mib(residentBefore)) MiB |")
         print("| resident memory with them queued | \(mib(residentAfter)) MiB |")

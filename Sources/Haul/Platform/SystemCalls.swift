@@ -9,7 +9,22 @@ import Darwin
 /// The few system calls Haul makes directly, in one place so that the rest of the library
 /// stays portable: Foundation's FileHandle cannot write a NIO buffer without copying, cannot
 /// rename without replacing, and reports errors without their errno.
+#if canImport(Glibc)
+/// glibc's malloc_trim, which Swift's Glibc module does not export.
+@_silgen_name("malloc_trim")
+private func glibcMallocTrim(_ pad: Int) -> Int32
+#endif
+
 enum SystemCalls {
+    /// Returns memory that was freed (after a bulk write's transient buffers and page cache)
+    /// to the system, so that a process holding a large backlog shows what it really keeps.
+    /// glibc keeps freed memory mapped otherwise; elsewhere this does nothing.
+    static func releaseFreedMemory() {
+        #if canImport(Glibc)
+        _ = glibcMallocTrim(0)
+        #endif
+    }
+
     /// Opens (creating with mode 0644 if needed) a file for reading and writing.
     static func openReadWrite(_ path: String) throws(HaulError) -> Int32 {
         let fd = path.withCString { open($0, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }

@@ -15,10 +15,12 @@ struct DurableFields: Sendable, Hashable {
 /// `storeFlushInterval`, never per chunk); a placement intent is written before the rename.
 extension DownloadManager {
     static let storeFlushInterval: Duration = .milliseconds(50)
+    /// From this many new downloads at once, memory is handed back after the write.
+    static let bulkWriteRows = 1_000
 
     /// Writes new downloads in one transaction, then queues them for the scheduler.
     func persistNew(_ ids: [DownloadID]) async throws(HaulError) {
-        let rows = ids.compactMap { records[$0].map(storedDownload) }
+        var rows = ids.compactMap { records[$0].map(storedDownload) }
         do {
             try await store.save(rows)
         } catch {
@@ -26,6 +28,8 @@ extension DownloadManager {
             for id in ids { forget(id) }
             throw error
         }
+        rows = []
+        if ids.count >= Self.bulkWriteRows { await store.releaseMemory() }
         for id in ids {
             guard let record = records[id] else { continue }
             enqueueForScheduling(record)

@@ -134,7 +134,9 @@ public actor DownloadManager {
         createGroupIfNeeded(name)
         var directories = DirectoryCache()
         records.reserveCapacity(requests.count)
-        order.reserveCapacity(order.count + requests.count)
+        if order.count + requests.count > order.capacity {
+            order.reserveCapacity(max(order.count + requests.count, order.capacity * 2))
+        }
         let ids = requests.map { insert(directories.normalized($0), group: name) }
         try await persistNew(ids)
         return ids

@@ -23,9 +23,12 @@ extension DownloadManager {
 
         func contains(_ id: DownloadID) -> Bool { index[id] != nil }
 
+        /// Room for `extra` more records. Grows geometrically: a backlog added in many batches
+        /// must not reallocate (and fragment the heap with) a whole table per batch.
         mutating func reserveCapacity(_ extra: Int) {
-            slots.reserveCapacity(slots.count + extra)
-            index.reserveCapacity(index.count + extra)
+            let needed = slots.count + extra
+            if needed > slots.capacity { slots.reserveCapacity(max(needed, slots.capacity * 2)) }
+            if needed > index.capacity { index.reserveCapacity(max(needed, index.capacity * 2)) }
         }
 
         /// Reads copy the record; writes through optional chaining (`table[id]?.x = y`)

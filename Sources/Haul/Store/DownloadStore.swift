@@ -104,6 +104,14 @@ final class DownloadStore: Sendable {
 
     /// Removes these downloads (and their segments); unknown IDs are ignored. Coalesced with
     /// saves, and ordered with them: a delete after a save of the same ID wins.
+    /// After a bulk write (thousands of rows), the writer's page cache holds pages a backlog of
+    /// queued downloads does not need in memory: SQLite lets them go, then the process returns
+    /// them to the system. Failure changes nothing but memory use.
+    func releaseMemory() async {
+        try? await writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA shrink_memory") }
+        SystemCalls.releaseFreedMemory()
+    }
+
     func delete(_ ids: [DownloadID]) async throws(HaulError) {
         guard !ids.isEmpty else { return }
         try await committer.submit(.delete(ids))

@@ -20,6 +20,11 @@ public enum DaemonAssembly {
         }
     }
 
+    /// Process-wide settings for a long-running daemon; call first thing in `main`.
+    public static func prepareProcess() {
+        DaemonSystemCalls.limitMallocArenas(2)
+    }
+
     public static func compose(_ context: DaemonContext, options: Options) async throws -> DaemonComponents {
         var settings = options.defaultSettings
         if let limit = context.configuration.maxConcurrentDownloads { settings.maxConcurrentDownloads = limit }
