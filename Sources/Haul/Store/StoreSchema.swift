@@ -17,7 +17,16 @@ enum StoreSchema {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1", migrate: createVersion1)
+        migrator.registerMigration("v2-transferOptions", migrate: addTransferOptions)
         return migrator
+    }
+
+    /// A download's own transfer options (`split`, `maxBytesPerSecond`) as JSON; NULL when it
+    /// has none, as every row written before this column had.
+    private static func addTransferOptions(_ db: Database) throws {
+        try db.alter(table: "download") { t in
+            t.add(column: "transferOptions", .jsonText)
+        }
     }
 
     private static func createVersion1(_ db: Database) throws {
