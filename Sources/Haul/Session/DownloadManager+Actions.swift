@@ -86,7 +86,7 @@ extension DownloadManager {
         var transfer = record.transfer ?? TransferState(
             request: record.info.request, partKey: record.partKey, validator: record.durable.validator,
             expectedLength: record.durable.expectedLength, durableOffset: record.durable.durableOffset,
-            finalURL: record.info.finalURL)
+            finalURL: record.info.finalURL, segments: record.durable.segments)
         record.transfer = nil
         record.info.attempts += 1
         let runner = self.runner

@@ -8,6 +8,9 @@ struct DurableFields: Sendable, Hashable {
     var placement: PlacementIntent?
     var fileSize: Int64?
     var fileModified: Date?
+    /// A segmented download's ranges and durable offsets as last checkpointed (empty for one
+    /// connection); what a new process continues each segment from.
+    var segments: [DurableSegment] = []
 }
 
 /// Keeping the store in step with the records: new downloads are written before they can
@@ -66,7 +69,11 @@ extension DownloadManager {
         records[id]?.durable.validator = checkpoint.validator
         records[id]?.durable.expectedLength = checkpoint.expectedLength
         if let url = checkpoint.finalURL { records[id]?.info.finalURL = url }
-        guard let row = records[id].map(storedDownload) else { return }
+        records[id]?.durable.segments = checkpoint.segments
+        guard var row = records[id].map(storedDownload) else { return }
+        // Segments are written with checkpoints only (replacing the stored ones), not with
+        // every state change.
+        row.segments = checkpoint.segments
         do {
             try await store.save([row])
             hub.emit(.checkpointed(id, durableOffset: checkpoint.durableOffset))

@@ -26,7 +26,8 @@ extension DownloadManager {
             record.info.error = row.error.map(Self.haulError)
             record.durable = DurableFields(
                 validator: row.validator, expectedLength: row.expectedLength, durableOffset: row.durableOffset,
-                placement: row.placement, fileSize: row.fileSize, fileModified: row.fileModified)
+                placement: row.placement, fileSize: row.fileSize, fileModified: row.fileModified,
+                segments: row.segments ?? [])
             record.machine = DownloadStateMachine(state: Self.machineState(row))
             if !continueInterrupted, record.machine.state == .queued {
                 record.machine = DownloadStateMachine(state: .paused)

@@ -92,19 +92,9 @@ public actor DownloadManager {
         self.configuration = configuration
         self.store = store
         self.session = session
-        let transport = HTTPTransport(configuration: HTTPTransport.Configuration(
-            connectTimeout: configuration.connectTimeout,
-            readTimeout: configuration.readTimeout,
-            redirectLimit: configuration.redirectLimit,
-            userAgent: configuration.userAgent,
-            connectionsPerHost: configuration.maxDownloadsPerHost ?? configuration.maxConcurrentDownloads))
+        let transport = HTTPTransport(configuration: configuration.transport)
         self.transport = transport
-        self.runner = TransferRunner(
-            transport: transport,
-            checkpointBytes: configuration.checkpointBytes,
-            checkpointInterval: configuration.checkpointInterval,
-            syncBeforePlacementThreshold: configuration.syncBeforePlacementThreshold,
-            writeFault: configuration.writeFault)
+        self.runner = TransferRunner(transport: transport, configuration: configuration)
         self.scheduler = SchedulerState(limits: SchedulerState.Limits(
             global: max(1, configuration.maxConcurrentDownloads),
             perHost: configuration.maxDownloadsPerHost.map { max(1, $0) }))
