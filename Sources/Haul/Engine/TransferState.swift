@@ -52,7 +52,7 @@ struct TransferState: Sendable {
         guard let validator else { return }
         let size = part.existingSize()
         if let expectedLength, let size, let plan = SegmentPlan(resuming: segments, totalLength: expectedLength, minStealSize: 1),
-           size >= segments.map(\.durableOffset).max() ?? 0, plan.writtenBytes > 0 {
+           size >= segments.filter({ $0.durableOffset > $0.start }).map(\.durableOffset).max() ?? 0, plan.writtenBytes > 0 {
             entity = ResumePolicy.Entity(validator: validator, totalLength: expectedLength, isResumable: true)
             self.segments = plan
             return
