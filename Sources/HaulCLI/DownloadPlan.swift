@@ -21,6 +21,8 @@ struct DownloadPlan: Sendable {
         var checksums: [String] = []
         var headers: [String] = []
         var conflictPolicy = ConflictPolicy.rename
+        /// `--max-download-limit`: every download's own limit, bytes per second (nil: none).
+        var maxBytesPerSecond: Int64?
     }
 
     init(urls: [String], input: [InputEntry], options: Options) throws(CommandFailure) {
@@ -40,18 +42,32 @@ struct DownloadPlan: Sendable {
         var requests: [DownloadRequest] = []
         requests.reserveCapacity(total)
         for url in urls {
-            requests.append(try Self.request(
+            var request = try Self.request(
                 url: url, at: "argument", directory: options.directory, name: options.outputName,
-                headers: sharedHeaders, checksums: sharedChecksums, conflictPolicy: options.conflictPolicy))
+                headers: sharedHeaders, checksums: sharedChecksums, conflictPolicy: options.conflictPolicy)
+            request.maxBytesPerSecond = options.maxBytesPerSecond
+            requests.append(request)
         }
         for entry in input {
             let place = "input line \(entry.line)"
             let headers = try sharedHeaders + entry.headers.map { text throws(CommandFailure) in try Self.header(text, at: place) }
             let checksums = try sharedChecksums + entry.checksums.map { text throws(CommandFailure) in try Self.checksum(text, at: place) }
-            requests.append(try Self.request(
+            var request = try Self.request(
                 url: entry.url, at: place, directory: entry.directory ?? options.directory,
                 name: entry.outputName ?? options.outputName, headers: headers, checksums: checksums,
-                conflictPolicy: options.conflictPolicy))
+                conflictPolicy: options.conflictPolicy)
+            if let text = entry.split {
+                guard let split = Int(text), split >= 1 else { throw .usage("\(place): split=\(text) is not a number of connections (1 or more)") }
+                request.split = split
+            }
+            request.maxBytesPerSecond = options.maxBytesPerSecond
+            if let text = entry.maxDownloadLimit {
+                guard let rate = Self.byteCount(text) else {
+                    throw .usage("\(place): max-download-limit=\(text) is not a rate such as 512K or 2M (0 for none)")
+                }
+                request.maxBytesPerSecond = rate > 0 ? rate : nil
+            }
+            requests.append(request)
         }
         self.requests = requests
     }
@@ -71,6 +87,22 @@ struct DownloadPlan: Sendable {
             checksums: checksums,
             conflictPolicy: conflictPolicy,
             metadata: [displayDirectoryKey: directory])
+    }
+
+    /// A byte count as aria2 writes it: digits with an optional `K` or `M` (or `G`) suffix,
+    /// powers of 1024 (`512K`, `1M`, `20M`); nil when the text is anything else.
+    static func byteCount(_ text: String) -> Int64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let multipliers: [Character: Int64] = ["k": 1 << 10, "m": 1 << 20, "g": 1 << 30]
+        var digits = Substring(trimmed)
+        var multiplier: Int64 = 1
+        if let last = trimmed.last?.lowercased().first, let factor = multipliers[last] {
+            multiplier = factor
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), let value = Int64(digits), value >= 0 else { return nil }
+        let (product, overflow) = value.multipliedReportingOverflow(by: multiplier)
+        return overflow ? nil : product
     }
 
     private static func header(_ text: String, at place: String) throws(CommandFailure) -> HeaderField {

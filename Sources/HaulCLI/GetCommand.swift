@@ -12,7 +12,12 @@ struct GetCommand: AsyncParsableCommand {
             Input file (-i FILE, or -i - for standard input): one URL per line; blank lines and \
             lines starting with # are ignored. Lines indented by whitespace are options for the \
             URL above them, as in aria2: out=NAME, dir=DIR (relative to the current directory, \
-            like -d), checksum=TYPE=HEX, header=Name: value.
+            like -d), checksum=TYPE=HEX, header=Name: value, split=N, max-download-limit=RATE.
+
+            Segmented downloads (aria2's options): with -x N (default 1), a download is split \
+            over up to -s connections (default 5) when the server offers byte ranges with a \
+            strong validator, and the file is at least twice --min-split-size. Connections that \
+            finish take half of the largest remaining segment.
 
             Part files (.haul-KEY.part and .haul-KEY.resume) live in the destination directory \
             until the file is verified and renamed into place. After Ctrl-C, running the same \
@@ -63,6 +68,26 @@ struct GetCommand: AsyncParsableCommand {
         "Downloads running at once against one host (default: only --jobs applies).", valueName: "n"))
     var maxPerHost: Int?
 
+    @Option(name: [.customShort("s"), .customLong("split")], help: ArgumentHelp(
+        "Connections to split each download over when the server allows it (default 5; at most -x).", valueName: "n"))
+    var split: Int?
+
+    @Option(name: [.customShort("x"), .customLong("max-connection-per-server")], help: ArgumentHelp(
+        "Most connections per download (default 1: no splitting).", valueName: "n"))
+    var maxConnectionsPerServer: Int?
+
+    @Option(name: .customLong("min-split-size"), help: ArgumentHelp(
+        "Smallest segment a download is split into, e.g. 20M (default 20M).", valueName: "size"))
+    var minSplitSize: String?
+
+    @Option(name: .customLong("max-download-limit"), help: ArgumentHelp(
+        "Speed limit of each download in bytes per second, e.g. 512K or 2M (default 0: none).", valueName: "rate"))
+    var maxDownloadLimit: String?
+
+    @Option(name: .customLong("max-overall-download-limit"), help: ArgumentHelp(
+        "Speed limit of all downloads together, e.g. 4M (default 0: none).", valueName: "rate"))
+    var maxOverallDownloadLimit: String?
+
     @Flag(name: [.customShort("q"), .long], help: "Print errors only.")
     var quiet = false
 
@@ -87,6 +112,23 @@ struct GetCommand: AsyncParsableCommand {
         if let maxPerHost, maxPerHost < 1 { throw ValidationError("--max-per-host must be at least 1") }
         if let checkpointBytes, checkpointBytes < 1 { throw ValidationError("--checkpoint-bytes must be at least 1") }
         if quiet && json { throw ValidationError("--quiet and --json cannot be combined") }
+        if let split, split < 1 { throw ValidationError("--split must be at least 1") }
+        if let maxConnectionsPerServer, maxConnectionsPerServer < 1 {
+            throw ValidationError("--max-connection-per-server must be at least 1")
+        }
+        if let minSplitSize, (DownloadPlan.byteCount(minSplitSize) ?? 0) < 1 {
+            throw ValidationError("--min-split-size must be a size such as 1M or 20M, got '\(minSplitSize)'")
+        }
+        for (name, value) in [("--max-download-limit", maxDownloadLimit), ("--max-overall-download-limit", maxOverallDownloadLimit)] {
+            if let value, DownloadPlan.byteCount(value) == nil {
+                throw ValidationError("\(name) must be a rate such as 512K or 2M (0 for none), got '\(value)'")
+            }
+        }
+    }
+
+    /// A rate option's value in bytes per second; nil when absent or 0 (no limit).
+    private static func rate(_ text: String?) -> Int64? {
+        text.flatMap(DownloadPlan.byteCount).flatMap { $0 > 0 ? $0 : nil }
     }
 
     mutating func run() async throws {
@@ -111,7 +153,7 @@ struct GetCommand: AsyncParsableCommand {
         } ?? []
         return try DownloadPlan(urls: urls, input: input, options: DownloadPlan.Options(
             directory: directory, outputName: outputName, checksums: checksums,
-            headers: headers, conflictPolicy: conflict))
+            headers: headers, conflictPolicy: conflict, maxBytesPerSecond: Self.rate(maxDownloadLimit)))
     }
 
     private var resolvedStateDirectory: URL {
@@ -129,6 +171,10 @@ struct GetCommand: AsyncParsableCommand {
             retry: RetryPolicy(maxRetries: retries))
         // Set after init, so that the flush-before-placement threshold keeps its default.
         if let checkpointBytes { configuration.checkpointBytes = checkpointBytes }
+        if let split { configuration.split = split }
+        if let maxConnectionsPerServer { configuration.maxConnectionsPerServer = maxConnectionsPerServer }
+        if let size = minSplitSize.flatMap(DownloadPlan.byteCount) { configuration.minSegmentSize = size }
+        configuration.maxBytesPerSecond = Self.rate(maxOverallDownloadLimit)
         return configuration
     }
 

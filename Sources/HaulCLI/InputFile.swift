@@ -13,6 +13,10 @@ struct InputEntry: Sendable, Hashable {
     var checksums: [String] = []
     /// `header=Name: value`, unparsed.
     var headers: [String] = []
+    /// `split=N`, unparsed.
+    var split: String?
+    /// `max-download-limit=RATE`, unparsed.
+    var maxDownloadLimit: String?
 }
 
 /// Parses aria2's input-file format, so that lists written for `aria2c -i` work unchanged:
@@ -23,13 +27,15 @@ struct InputEntry: Sendable, Hashable {
 ///   out=debian.iso
 ///   checksum=sha-256=9f86d0…
 /// https://example.com/b.bin
+///   split=4
+///   max-download-limit=2M
 /// ```
 ///
 /// A line starting with whitespace is an option for the URL above it. Unknown options are
 /// errors rather than silently ignored: a typo must not download the wrong thing.
 enum InputFile {
     /// The options Haul understands on indented lines.
-    static let optionNames = ["out", "dir", "checksum", "header"]
+    static let optionNames = ["out", "dir", "checksum", "header", "split", "max-download-limit"]
 
     /// `source` names the file in messages (`-` for standard input).
     static func parse(_ text: String, source: String) throws(CommandFailure) -> [InputEntry] {
@@ -67,6 +73,8 @@ enum InputFile {
         case "dir": entry.directory = value
         case "checksum": entry.checksums.append(value)
         case "header": entry.headers.append(value)
+        case "split": entry.split = value
+        case "max-download-limit": entry.maxDownloadLimit = value
         default:
             throw .usage("\(location): unknown option '\(name)'; Haul understands \(optionNames.joined(separator: ", "))")
         }

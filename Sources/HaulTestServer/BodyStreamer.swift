@@ -50,8 +50,16 @@ enum BodyStreamer {
     /// connection refused the write. Bytes NIO accepted but never got onto the wire (the client
     /// died) still count: the total is an upper bound of what reached the client, which is
     /// what crash tests need to bound the bytes a client fetched more than once.
-    static func body(for plan: BodyPlan, channel: any Channel, written: @escaping @Sendable (Int) -> Void) -> ResponseBody {
+    ///
+    /// `streaming` is called with `true` when the body starts and `false` when it ends, however
+    /// it ends, so that the server can tell how many responses were under way at once.
+    static func body(
+        for plan: BodyPlan, channel: any Channel, streaming: @escaping @Sendable (Bool) -> Void = { _ in },
+        written: @escaping @Sendable (Int) -> Void
+    ) -> ResponseBody {
         ResponseBody { writer in
+            streaming(true)
+            defer { streaming(false) }
             try await self.write(plan, to: &writer, written: written)
             if plan.abortsConnection {
                 // Wait until everything written is on the wire, then FIN; see `ConnectionDropped`.

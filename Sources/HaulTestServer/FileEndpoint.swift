@@ -66,6 +66,7 @@ struct FileEndpoint: Sendable {
         var status = HTTPResponse.Status.ok
         var source = BodyPlan.Source.content(seed: contentSeed, offset: 0)
         var bodyLength = options.size
+        var bodyStart = 0
         if options.gzip {
             headers[.contentEncoding] = "gzip"
             source = .gzip(seed: contentSeed, size: options.size)
@@ -86,6 +87,7 @@ struct FileEndpoint: Sendable {
                 headers[.contentRange] = "bytes \(bytes.lowerBound)-\(bytes.upperBound - 1)/\(options.size)"
                 source = .content(seed: contentSeed, offset: bytes.lowerBound)
                 bodyLength = bytes.count
+                bodyStart = bytes.lowerBound
             case .unsatisfiable:
                 var response = PlainResponse.text(.rangeNotSatisfiable, "error 416")
                 response.headers[.contentRange] = "bytes */\(options.size)"
@@ -111,11 +113,13 @@ struct FileEndpoint: Sendable {
             source: source,
             sendCount: sendCount,
             abortsConnection: sendCount < (declared ?? bodyLength),
-            rate: options.rate,
+            rate: options.rate(forBodyStart: bodyStart),
             chunkSize: options.writeChunkSize
         )
         let state = self.state
-        let body = BodyStreamer.body(for: plan, channel: channel) { count in state.addBytesSent(count, key: key) }
+        let body = BodyStreamer.body(
+            for: plan, channel: channel, streaming: { state.streaming($0, key: key) },
+            written: { count in state.addBytesSent(count, key: key) })
         return Response(status: status, headers: headers, body: body)
     }
 }

@@ -37,6 +37,10 @@ struct FileOptions: Sendable {
     var dropTimes: Int?
     /// `rate=N`: throttle the body to about N bytes per second. Default off.
     var rate: Int?
+    /// `rateStart=N`: apply `rate=` only to responses whose body starts at content offset N (a
+    /// range from N; 0 is also a whole body), so that one segment of a split download can be
+    /// made slow. Default: every response.
+    var rateStart: Int?
     /// `lengthDelta=D`: declare Content-Length = actual + D. D > 0: the real bytes are sent, then the
     /// connection is closed; D < 0: only the declared bytes are sent, cleanly. Ignored with `chunked=1`.
     /// Default 0.
@@ -84,6 +88,7 @@ struct FileOptions: Sendable {
         self.drop = try Self.integer("drop", query, minimum: 0)
         self.dropTimes = try Self.integer("dropTimes", query, minimum: 0)
         self.rate = try Self.integer("rate", query, minimum: 1)
+        self.rateStart = try Self.integer("rateStart", query, minimum: 0)
         self.lengthDelta = try Self.integer("lengthDelta", query, minimum: Int.min) ?? 0
         self.chunked = try Self.flag("chunked", query) ?? false
         self.gzip = try Self.flag("gzip", query) ?? false
@@ -102,6 +107,12 @@ struct FileOptions: Sendable {
         guard self.drop != nil else { return false }
         guard let dropTimes = self.dropTimes else { return true }
         return ordinal <= dropTimes
+    }
+
+    /// The throttle of a response whose body starts at content offset `start`.
+    func rate(forBodyStart start: Int) -> Int? {
+        guard let rateStart else { return self.rate }
+        return rateStart == start ? self.rate : nil
     }
 
     /// The body write size: `chunkSize=`, else about 1/20 s of `rate=` bounded to 1–64 KiB, else 64 KiB.

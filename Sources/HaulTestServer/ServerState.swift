@@ -13,6 +13,8 @@ final class ServerState: Sendable {
         var version = 0
         var requests: [RecordedRequest] = []
         var bytesSent = 0
+        var streaming = 0
+        var peakStreaming = 0
     }
 
     /// What admission decided for one request.
@@ -56,6 +58,19 @@ final class ServerState: Sendable {
     /// (negative to take back a write the connection refused).
     func addBytesSent(_ count: Int, key: String) {
         self.keys.withLockedValue { $0[key, default: KeyState()].bytesSent += count }
+    }
+
+    /// A `/file` body for `key` started (`true`) or ended (`false`) streaming.
+    func streaming(_ started: Bool, key: String) {
+        self.keys.withLockedValue { keys in
+            keys[key, default: KeyState()].streaming += started ? 1 : -1
+            keys[key]!.peakStreaming = max(keys[key]!.peakStreaming, keys[key]!.streaming)
+        }
+    }
+
+    /// The most `/file` bodies for `key` that were streaming at the same time.
+    func peakStreaming(forKey key: String) -> Int {
+        self.keys.withLockedValue { $0[key]?.peakStreaming ?? 0 }
     }
 
     /// Body bytes of `/file` responses for `key` handed to connections so far, all requests together.

@@ -112,6 +112,12 @@ public final class TestServer: Sendable {
         self.state.bytesSent(forKey: key)
     }
 
+    /// The most `/file` response bodies for a key that were being sent at the same time: more
+    /// than one shows that a client really fetched over several connections at once.
+    public func peakConcurrentResponses(forKey key: String) -> Int {
+        self.state.peakStreaming(forKey: key)
+    }
+
     /// The content version currently served for a key: 0, plus one per change.
     ///
     /// The bytes served are `TestContent.bytes(seed: seed &+ UInt64(version), size:)`.

@@ -17,7 +17,7 @@ import Testing
     @Test(arguments: [
         ("  out=x\nhttp://a/1", "list:1"),
         ("http://a/1\n  out", "list:2"),
-        ("http://a/1\n  split=4", "list:2"),
+        ("http://a/1\n  select-file=1", "list:2"),
         ("http://a/1\thttp://b/1", "list:1"),
     ])
     func rejectsMalformedLines(text: String, location: String) {

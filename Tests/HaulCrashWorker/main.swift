@@ -99,7 +99,7 @@ func run(arguments: [String]) async -> Int32 {
     }
     // Milliseconds of backoff: a retry is not what this test is about, and a slow one would
     // only make a run outlast the test's patience.
-    let configuration = DownloadManager.Configuration(
+    var configuration = DownloadManager.Configuration(
         maxConcurrentDownloads: spec.maxConcurrentDownloads,
         retry: RetryPolicy(maxRetries: 5, baseDelay: .milliseconds(10), maxDelay: .milliseconds(100)),
         progressInterval: .milliseconds(100),
@@ -107,6 +107,11 @@ func run(arguments: [String]) async -> Int32 {
         checkpointInterval: .milliseconds(spec.checkpointIntervalMilliseconds),
         connectTimeout: .seconds(10),
         readTimeout: .seconds(20))
+    if let split = spec.split {
+        configuration.split = split
+        configuration.maxConnectionsPerServer = split
+    }
+    if let minSegmentSize = spec.minSegmentSize { configuration.minSegmentSize = minSegmentSize }
     let directory = URL(fileURLWithPath: spec.downloadDirectory, isDirectory: true)
 
     let manager: DownloadManager

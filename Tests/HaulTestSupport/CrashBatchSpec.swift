@@ -31,10 +31,15 @@ public struct CrashBatchSpec: Codable, Sendable {
     public var checkpointIntervalMilliseconds: Int
     public var maxConcurrentDownloads: Int
     public var groups: [Group]
+    /// Connections per download (`split` and `maxConnectionsPerServer`); nil: the library's defaults.
+    public var split: Int?
+    /// `minSegmentSize` in bytes; nil: the library's default.
+    public var minSegmentSize: Int64?
 
     public init(
         stateDirectory: String, downloadDirectory: String, checkpointBytes: Int64,
-        checkpointIntervalMilliseconds: Int, maxConcurrentDownloads: Int, groups: [Group]
+        checkpointIntervalMilliseconds: Int, maxConcurrentDownloads: Int, groups: [Group],
+        split: Int? = nil, minSegmentSize: Int64? = nil
     ) {
         self.stateDirectory = stateDirectory
         self.downloadDirectory = downloadDirectory
@@ -42,5 +47,7 @@ public struct CrashBatchSpec: Codable, Sendable {
         self.checkpointIntervalMilliseconds = checkpointIntervalMilliseconds
         self.maxConcurrentDownloads = maxConcurrentDownloads
         self.groups = groups
+        self.split = split
+        self.minSegmentSize = minSegmentSize
     }
 }

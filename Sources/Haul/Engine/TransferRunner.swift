@@ -9,7 +9,8 @@ struct WriteFault: Sendable {
 }
 
 /// Performs one attempt of a download: request (resuming when the rules allow), stream to the
-/// part file while hashing, checkpoint, verify, and place atomically.
+/// part file while hashing, checkpoint, verify, and place atomically. A download the server
+/// lets split is handed to `SegmentedTransfer` after the first response.
 ///
 /// It never decides about retries or states; it reports what happened and leaves the part
 /// file and `TransferState` ready for the next attempt.
@@ -22,10 +23,41 @@ struct TransferRunner: Sendable {
     /// Files at least this large are flushed before placement; smaller ones are cheap to fetch
     /// again and flushing each of thousands would dominate the run.
     let syncBeforePlacementThreshold: Int64
+    /// When and how far downloads are split over several connections.
+    let segmentation: SegmentationSettings
+    /// The limit all transfers of the manager share (unlimited unless set).
+    let globalLimit: SpeedLimiter
     /// Tests only: an error to raise instead of writing at a given offset (a full disk, say).
     var writeFault: WriteFault?
 
+    init(
+        transport: HTTPTransport, checkpointBytes: Int64, checkpointInterval: Duration, syncBeforePlacementThreshold: Int64,
+        segmentation: SegmentationSettings = .singleConnection, globalLimit: SpeedLimiter = SpeedLimiter(bytesPerSecond: nil),
+        writeFault: WriteFault? = nil
+    ) {
+        self.transport = transport
+        self.checkpointBytes = checkpointBytes
+        self.checkpointInterval = checkpointInterval
+        self.syncBeforePlacementThreshold = syncBeforePlacementThreshold
+        self.segmentation = segmentation
+        self.globalLimit = globalLimit
+        self.writeFault = writeFault
+    }
+
+    /// How one round of requests ended, short of verification and placement.
+    private enum FetchEnd {
+        /// Every byte is in the part file and `state.hasher` has seen them all.
+        case complete
+        /// The file changed under a segmented transfer; `state` starts over.
+        case restarted
+        /// Ranges proved unusable; `state` continues with one connection from its prefix.
+        case fellBack
+    }
+
     func run(_ state: inout TransferState, live: LiveTransfer, reporter: TransferReporter) async -> TransferResult {
+        live.adoptSpeedLimit(state.request.maxBytesPerSecond)
+        // A limit changed while this ran stays with the state for the next attempt.
+        defer { state.request.maxBytesPerSecond = live.speedLimit }
         do {
             let result = try await attempt(&state, live: live, reporter: reporter)
             state.part.close()
@@ -46,19 +78,51 @@ struct TransferRunner: Sendable {
         if let existing = try conflictUpfront(state.request) {
             return .completed(existing, checksums: [], bytes: 0)
         }
+        // A file that changes under a segmented transfer is fetched again once more split;
+        // if it changes again, with one connection, whose rules need no second chance.
+        var mayRestartSplit = true
+        while true {
+            switch try await fetch(&state, maySplit: mayRestartSplit, live: live, reporter: reporter) {
+            case .complete:
+                return try await verifyAndPlace(&state, reporter: reporter)
+            case .restarted:
+                mayRestartSplit = false
+            case .fellBack:
+                continue
+            }
+        }
+    }
 
-        if state.entity?.isResumable == true, let total = state.entity?.totalLength, total > 0, state.bytesOnDisk == total {
+    /// Sends the first request (continuing what is on disk when the rules allow), then
+    /// streams the body with one connection, or splits the rest over several.
+    private func fetch(_ state: inout TransferState, maySplit: Bool, live: LiveTransfer, reporter: TransferReporter) async throws(HaulError) -> FetchEnd {
+        if state.entity?.isResumable != true { state.segments = nil }
+        if let plan = state.segments, plan.isComplete {
+            // Every segment is here: continue as one connection would (below).
+            state.segments = nil
+            state.bytesOnDisk = plan.totalLength
+            state.hasher = nil
+        }
+        if state.segments == nil, state.entity?.isResumable == true, let total = state.entity?.totalLength, total > 0,
+           state.bytesOnDisk == total {
             // Every byte is here but the file was not placed (stopped just before the rename,
             // or placement failed). A range past the end would get 416 and a whole new
             // download; asking for the last byte again revalidates the file instead.
             state.bytesOnDisk = total - 1
             state.hasher = nil
         }
-        var offset = state.entity?.isResumable == true ? state.bytesOnDisk : 0
+        // A segmented download continues with its first unfinished segment; the others follow.
+        var resumedSegment = state.segments?.firstUnfinished
+        var offset = resumedSegment?.written ?? (state.entity?.isResumable == true ? state.bytesOnDisk : 0)
         var response: HTTPTransport.Response
         var decision: ResumePolicy.Decision
         while true {
-            let headers = state.request.headers + ResumePolicy.rangeHeaders(offset: offset, validator: state.entity?.validator)
+            var headers = state.request.headers
+            if let segment = resumedSegment, let validator = state.entity?.validator {
+                headers += ResumePolicy.rangeHeaders(from: offset, to: segment.end, validator: validator)
+            } else {
+                headers += ResumePolicy.rangeHeaders(offset: offset, validator: state.entity?.validator)
+            }
             response = try await transport.get(state.request.url, headers: headers)
             decision = ResumePolicy.decide(
                 requestedOffset: offset, previous: state.entity, status: response.status,
@@ -66,6 +130,7 @@ struct TransferRunner: Sendable {
             guard case .requestAgainWithoutRange = decision, offset > 0 else { break }
             _ = try? await response.body.collect(upTo: 64 * 1024)
             offset = 0
+            resumedSegment = nil
         }
 
         switch decision {
@@ -76,13 +141,21 @@ struct TransferRunner: Sendable {
         case .requestAgainWithoutRange(let reason):
             throw HaulError(.invalidResponse, "\(response.finalURL): \(reason)")
         case .append(let resumeOffset):
+            if let segment = resumedSegment {
+                state.finalURL = response.finalURL
+                state.contentDisposition = response.header("content-disposition")
+                try state.part.openKeepingContents()
+                let first = SegmentedTransfer.FirstResponse(
+                    body: response.body, segmentStart: segment.start, from: resumeOffset, requestedEnd: segment.end)
+                return try await fetchSegments(&state, first: first, live: live, reporter: reporter)
+            }
             precondition(resumeOffset == state.bytesOnDisk, "resume offset and part length disagree")
             // Anything past the recorded offset is not trusted: cut it before appending.
             try state.part.open(truncatingTo: state.bytesOnDisk)
             if state.hasher == nil { state.hasher = try await rebuildHasher(state) }
         case .writeFromStart:
             try state.part.open(truncatingTo: 0)
-            let hadBytes = state.bytesOnDisk > 0
+            let hadBytes = state.bytesOnDisk > 0 || state.segments != nil
             state.startOver()
             state.entity = ResumePolicy.entity(status: response.status, header: response.header)
             offset = 0
@@ -91,6 +164,14 @@ struct TransferRunner: Sendable {
                 await reporter.checkpoint(TransferCheckpoint(
                     durableOffset: 0, validator: state.entity?.validator,
                     expectedLength: state.entity?.totalLength, finalURL: response.finalURL))
+            }
+            if maySplit, !state.splitRefused, let plan = splitPlan(state, response: response) {
+                state.segments = plan
+                state.finalURL = response.finalURL
+                state.contentDisposition = response.header("content-disposition")
+                let first = SegmentedTransfer.FirstResponse(
+                    body: response.body, segmentStart: 0, from: 0, requestedEnd: plan.totalLength)
+                return try await fetchSegments(&state, first: first, live: live, reporter: reporter)
             }
         }
         state.finalURL = response.finalURL
@@ -104,6 +185,62 @@ struct TransferRunner: Sendable {
         if let expected, state.bytesOnDisk != expected {
             throw HaulError(.lengthMismatch, "\(response.finalURL) announced \(expected) bytes but sent \(state.bytesOnDisk)")
         }
+        return .complete
+    }
+
+    /// The split of a fresh download, if it is worth one and the response proves it safe:
+    /// ranges offered, a strong validator, identity coding, and a known length.
+    private func splitPlan(_ state: TransferState, response: HTTPTransport.Response) -> SegmentPlan? {
+        let connections = segmentation.connections(for: state.request)
+        guard connections > 1, response.status == 200,
+              let entity = state.entity, entity.isResumable, entity.validator != nil, let total = entity.totalLength,
+              response.header("accept-ranges")?.lowercased().contains("bytes") == true
+        else { return nil }
+        return SegmentPlan.split(
+            totalLength: total, connections: connections, minSegmentSize: segmentation.minSegmentSize,
+            minStealSize: segmentation.minStealSize)
+    }
+
+    /// Runs the segments, then steers by how that ended.
+    private func fetchSegments(
+        _ state: inout TransferState, first: SegmentedTransfer.FirstResponse, live: LiveTransfer, reporter: TransferReporter
+    ) async throws(HaulError) -> FetchEnd {
+        guard let plan = state.segments, let finalURL = state.finalURL else { preconditionFailure("no plan to run") }
+        live.reset(completedBytes: plan.writtenBytes, expectedBytes: plan.totalLength)
+        reporter.started(plan.writtenBytes, finalURL)
+        let transfer = SegmentedTransfer(
+            transport: transport, checkpointBytes: checkpointBytes, checkpointInterval: checkpointInterval,
+            writeFault: writeFault, globalLimit: globalLimit,
+            connections: segmentation.connections(for: state.request), minSegmentSize: segmentation.minSegmentSize,
+            minStealSize: segmentation.minStealSize)
+        switch try await transfer.run(&state, first: first, live: live, reporter: reporter) {
+        case .complete:
+            state.bytesOnDisk = plan.totalLength
+            state.segments = nil
+            return .complete
+        case .fileChanged:
+            // Nothing fetched is usable; never mix two versions of a file.
+            let validator = state.entity?.validator
+            state.startOver()
+            state.part.close()
+            await reporter.checkpoint(TransferCheckpoint(durableOffset: 0, validator: validator, expectedLength: nil, finalURL: finalURL))
+            return .restarted
+        case .rangesUnusable:
+            // The bytes are good, but only the gapless prefix can be continued by one connection.
+            let current = state.segments ?? plan
+            state.segments = nil
+            state.splitRefused = true
+            state.bytesOnDisk = current.contiguousWrittenPrefix
+            if state.hashedLength != state.bytesOnDisk { state.hasher = nil }
+            await reporter.checkpoint(TransferCheckpoint(
+                durableOffset: current.contiguousDurablePrefix, validator: state.entity?.validator,
+                expectedLength: state.entity?.totalLength, finalURL: finalURL))
+            return .fellBack
+        }
+    }
+
+    /// Checks length and every requested checksum, then places the part file atomically.
+    private func verifyAndPlace(_ state: inout TransferState, reporter: TransferReporter) async throws(HaulError) -> TransferResult {
         let computed = state.hasher?.finalize() ?? []
         for wanted in state.request.checksums {
             guard let got = computed.first(where: { $0.algorithm == wanted.algorithm }), got == wanted else {
@@ -115,7 +252,7 @@ struct TransferRunner: Sendable {
                 throw HaulError(.checksumMismatch, "\(state.request.url): \(wanted.algorithm.rawValue) is \(actual), expected \(wanted.hex)")
             }
         }
-        if state.bytesOnDisk >= syncBeforePlacementThreshold { try await sync(state.part) }
+        if state.bytesOnDisk >= syncBeforePlacementThreshold { try await Self.sync(state.part) }
         let identity = try state.part.identity()
         state.part.close()
         let name = FileNaming.resolveName(
@@ -150,7 +287,7 @@ struct TransferRunner: Sendable {
                 try state.part.write(buffer)
                 state.hasher?.update(buffer)
                 state.bytesOnDisk += Int64(count)
-                live.add(count)
+                try await SpeedThrottle.account(count, live: live, global: globalLimit)
                 if state.entity?.isResumable == true,
                    state.bytesOnDisk - lastCheckpointBytes >= checkpointBytes
                     || lastCheckpointTime.duration(to: clock.now) >= checkpointInterval {
@@ -171,10 +308,20 @@ struct TransferRunner: Sendable {
         }
     }
 
-    /// Data before metadata: flush the part file, then report the offset it now guarantees.
+    /// Data before metadata: flush the part file, then report the offset it now guarantees
+    /// (for a segmented download, every segment's).
     private func checkpoint(_ state: TransferState, reporter: TransferReporter) async throws(HaulError) {
         guard let entity = state.entity, entity.isResumable, entity.validator != nil else { return }
-        try await sync(state.part)
+        if var plan = state.segments {
+            let offsets = plan.writtenOffsets
+            try await Self.sync(state.part)
+            plan.markDurable(offsets)
+            await reporter.checkpoint(TransferCheckpoint(
+                durableOffset: plan.contiguousDurablePrefix, validator: entity.validator,
+                expectedLength: entity.totalLength, finalURL: state.finalURL, segments: plan.durableSegments))
+            return
+        }
+        try await Self.sync(state.part)
         await reporter.checkpoint(TransferCheckpoint(
             durableOffset: state.bytesOnDisk, validator: entity.validator,
             expectedLength: entity.totalLength, finalURL: state.finalURL))
@@ -182,7 +329,7 @@ struct TransferRunner: Sendable {
 
     /// fsync can take long on a busy disk: it runs on NIO's thread pool, not on one of the few
     /// cooperative threads that every transfer shares.
-    private func sync(_ part: PartFile) async throws(HaulError) {
+    static func sync(_ part: PartFile) async throws(HaulError) {
         do {
             try await NIOThreadPool.singleton.runIfActive { try part.sync() }
         } catch let error as HaulError {
@@ -197,7 +344,7 @@ struct TransferRunner: Sendable {
     /// A stop arrives as task cancellation, which would also cancel the flush and the store
     /// write; the final checkpoint runs in a task of its own so that it is not lost.
     private func checkpointIfPossible(_ state: TransferState, reporter: TransferReporter) async {
-        guard state.part.isOpen, state.bytesOnDisk > 0 else { return }
+        guard state.part.isOpen, state.bytesOnDisk > 0 || state.segments != nil else { return }
         // A failed flush leaves the last recorded checkpoint in place, which is still true.
         await Task { try? await checkpoint(state, reporter: reporter) }.value
     }

@@ -6,7 +6,9 @@ import Foundation
 /// It is a value owned by exactly one party at a time: the manager between attempts, the
 /// transfer task during one. That ownership is what guarantees a single writer per part file.
 struct TransferState: Sendable {
-    let request: DownloadRequest
+    /// The request as it was when the download was added, except for options changed while
+    /// it runs (its speed limit).
+    var request: DownloadRequest
     var part: PartFile
     /// What the server said about the bytes in the part file.
     var entity: ResumePolicy.Entity?
@@ -16,6 +18,15 @@ struct TransferState: Sendable {
     var hasher: StreamingHasher?
     var finalURL: URL?
     var contentDisposition: String?
+    /// The byte ranges of a download split over several connections, nil for one connection.
+    /// While set, `bytesOnDisk` is unused: each segment knows its own bytes.
+    var segments: SegmentPlan?
+    /// With `segments`: `hasher` has seen exactly bytes `0..<hashedLength` (the prefix that
+    /// was hashed in flight); the rest is read back once, when every segment is complete.
+    var hashedLength: Int64 = 0
+    /// A segmented attempt found that ranges cannot be used for this file: from then on, one
+    /// connection (for the life of this value, i.e. until the process restarts).
+    var splitRefused = false
 
     /// A transfer that starts from nothing.
     init(request: DownloadRequest, partKey: String) {
@@ -27,10 +38,26 @@ struct TransferState: Sendable {
     /// A transfer continuing from a durable prefix recorded by an earlier process. The prefix
     /// is trusted only if the part file still holds at least that many bytes; anything past it
     /// is cut off before appending, and its digests are rebuilt by reading it once.
-    init(request: DownloadRequest, partKey: String, validator: Validator?, expectedLength: Int64?, durableOffset: Int64, finalURL: URL?) {
+    ///
+    /// With `segments` (a segmented download), each segment continues from its own durable
+    /// offset, if the segments add up to the recorded length and the part file still reaches
+    /// the last durable byte; otherwise they are ignored, and `durableOffset` (the bytes
+    /// durable without a gap from the start) is all that is trusted.
+    init(
+        request: DownloadRequest, partKey: String, validator: Validator?, expectedLength: Int64?, durableOffset: Int64,
+        finalURL: URL?, segments: [DurableSegment] = []
+    ) {
         self.init(request: request, partKey: partKey)
         self.finalURL = finalURL
-        guard let validator, durableOffset > 0, let size = part.existingSize(), size >= durableOffset else { return }
+        guard let validator else { return }
+        let size = part.existingSize()
+        if let expectedLength, let size, let plan = SegmentPlan(resuming: segments, totalLength: expectedLength, minStealSize: 1),
+           size >= segments.filter({ $0.durableOffset > $0.start }).map(\.durableOffset).max() ?? 0, plan.writtenBytes > 0 {
+            entity = ResumePolicy.Entity(validator: validator, totalLength: expectedLength, isResumable: true)
+            self.segments = plan
+            return
+        }
+        guard durableOffset > 0, let size, size >= durableOffset else { return }
         entity = ResumePolicy.Entity(validator: validator, totalLength: expectedLength, isResumable: true)
         bytesOnDisk = durableOffset
         hasher = nil
@@ -43,16 +70,24 @@ struct TransferState: Sendable {
         bytesOnDisk = 0
         entity = nil
         hasher = StreamingHasher(algorithms: requestedAlgorithms)
+        segments = nil
+        hashedLength = 0
     }
 }
 
 /// A durable point of a transfer: the part file was flushed up to `durableOffset` before this
 /// was reported, so recording it can never claim bytes that are not on the device.
+///
+/// For a segmented download, `durableOffset` is the length of the durable bytes without a gap
+/// from the start (what one connection could resume from) and `segments` lists every
+/// segment's durable offset; for one connection `segments` is empty. Both are recorded
+/// together: a record whose segments are empty has none.
 struct TransferCheckpoint: Sendable, Hashable {
     var durableOffset: Int64
     var validator: Validator?
     var expectedLength: Int64?
     var finalURL: URL?
+    var segments: [DurableSegment] = []
 }
 
 /// How a transfer tells its owner what happened, without knowing who stores it.

@@ -22,6 +22,14 @@ struct PartFile: Sendable {
         try SystemCalls.truncate(descriptor!, to: length, path: path)
     }
 
+    /// Opens (creating) the part file without cutting it: a segmented download continues
+    /// segments anywhere in it, each from its own offset.
+    mutating func openKeepingContents() throws(HaulError) {
+        if descriptor == nil {
+            descriptor = try SystemCalls.openReadWrite(path)
+        }
+    }
+
     mutating func close() {
         if let descriptor { SystemCalls.close(descriptor) }
         descriptor = nil
@@ -48,6 +56,22 @@ struct PartFile: Sendable {
         }
     }
 
+    /// Writes the first `count` readable bytes of `buffer` at `offset`, leaving the file
+    /// position alone, so that several connections can fill one file at once.
+    func write(_ buffer: ByteBuffer, count: Int, at offset: Int64) throws(HaulError) {
+        guard let descriptor else { preconditionFailure("write to a closed part file") }
+        precondition(count <= buffer.readableBytes, "writing more bytes than the buffer holds")
+        do {
+            try buffer.withUnsafeReadableBytes { bytes in
+                try SystemCalls.writeAll(descriptor, UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset, path: path)
+            }
+        } catch let error as HaulError {
+            throw error
+        } catch {
+            throw HaulError(.fileSystem, "cannot write \(path): \(error)")
+        }
+    }
+
     func sync() throws(HaulError) {
         guard let descriptor else { return }
         try SystemCalls.sync(descriptor, path: path)
@@ -56,11 +80,18 @@ struct PartFile: Sendable {
     /// Feeds the first `length` bytes to `hasher`: after a resume in a new process, the
     /// streaming checksums are rebuilt by reading the kept prefix once.
     func hashPrefix(_ length: Int64, into hasher: inout StreamingHasher) throws(HaulError) {
-        guard let descriptor, length > 0 else { return }
+        try hash(from: 0, to: length, into: &hasher)
+    }
+
+    /// Feeds bytes `start..<end` to `hasher`: a segmented download hashes what its
+    /// connections wrote out of order once, at the end, after the prefix hashed in flight.
+    func hash(from start: Int64, to end: Int64, into hasher: inout StreamingHasher) throws(HaulError) {
+        guard let descriptor, end > start else { return }
+        let length = end
         let chunkSize = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
-        var offset: Int64 = 0
+        var offset = start
         while offset < length {
             let wanted = Int(min(Int64(chunkSize), length - offset))
             let count = try SystemCalls.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: offset, path: path)

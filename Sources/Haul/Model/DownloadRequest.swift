@@ -60,6 +60,13 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
     public var conflictPolicy: ConflictPolicy
     /// Free-form values the caller wants kept with the download.
     public var metadata: [String: String]
+    /// Connections to split this download over when the server allows it (aria2's `split`);
+    /// nil uses the manager's `split`. Either way at most `maxConnectionsPerServer`; 1 never splits.
+    public var split: Int?
+    /// This download's own speed limit in bytes per second (aria2's `max-download-limit`);
+    /// nil for none. The manager's global limit applies as well.
+    /// `DownloadManager.setSpeedLimit(_:for:)` changes it while the download runs.
+    public var maxBytesPerSecond: Int64?
 
     public init(
         url: URL,
@@ -69,7 +76,9 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
         checksums: [Checksum] = [],
         priority: Int = 0,
         conflictPolicy: ConflictPolicy = .rename,
-        metadata: [String: String] = [:]
+        metadata: [String: String] = [:],
+        split: Int? = nil,
+        maxBytesPerSecond: Int64? = nil
     ) {
         self.url = url
         self.directory = directory
@@ -79,6 +88,8 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
         self.priority = priority
         self.conflictPolicy = conflictPolicy
         self.metadata = metadata
+        self.split = split
+        self.maxBytesPerSecond = maxBytesPerSecond
     }
 
     /// The same request with its directory made absolute and standardised, so that

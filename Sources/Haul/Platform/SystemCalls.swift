@@ -49,6 +49,20 @@ enum SystemCalls {
         }
     }
 
+    /// Writes every byte at `offset` without moving the file position, retrying short writes
+    /// and EINTR: the connections of a segmented download write one file side by side.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64, path: String) throws(HaulError) {
+        var done = 0
+        while done < bytes.count {
+            let written = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + Int64(done)))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw error(errno, "cannot write \(path)")
+            }
+            done += written
+        }
+    }
+
     /// Reads up to `count` bytes at `offset`; returns the number read (0 at end of file).
     static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64, path: String) throws(HaulError) -> Int {
         while true {

@@ -86,7 +86,7 @@ extension DownloadManager {
         var transfer = record.details.transfer ?? TransferState(
             request: record.kept.request, partKey: record.partKey.description, validator: record.details.durable.validator,
             expectedLength: record.details.durable.expectedLength, durableOffset: record.details.durable.durableOffset,
-            finalURL: record.details.finalURL)
+            finalURL: record.details.finalURL, segments: record.details.durable.segments)
         record.details.transfer = nil
         record.details.attempts += 1
         let runner = self.runner

@@ -8,6 +8,9 @@ struct DurableFields: Sendable, Hashable {
     var placement: PlacementIntent?
     var fileSize: Int64?
     var fileModified: Date?
+    /// A segmented download's ranges and durable offsets as last checkpointed (empty for one
+    /// connection); what a new process continues each segment from.
+    var segments: [DurableSegment] = []
 }
 
 /// Keeping the store in step with the records: new downloads are written before they can
@@ -72,13 +75,22 @@ extension DownloadManager {
         let events = outbox?.drain() ?? []
         guard !dirty.isEmpty || !events.isEmpty else { return }
         let ids = dirty
+        let withSegments = segmentsDirty
         dirty = []
-        let rows = ids.compactMap { records[$0].map(storedDownload) }
+        segmentsDirty = []
+        let rows = ids.compactMap { id in
+            records[id].map { record in
+                var row = storedDownload(record)
+                if withSegments.contains(id) { row.segments = record.details.durable.segments }
+                return row
+            }
+        }
         do {
             try await store.save(rows, events: events, session: session)
             if !events.isEmpty { wakeOutboxWaiters() }
         } catch {
             dirty.formUnion(ids)
+            segmentsDirty.formUnion(withSegments)
             outbox?.restore(events)
         }
     }
@@ -91,9 +103,13 @@ extension DownloadManager {
         records[id]?.details.durable.validator = checkpoint.validator
         records[id]?.details.durable.expectedLength = checkpoint.expectedLength
         if let url = checkpoint.finalURL { records[id]?.details.finalURL = url }
+        records[id]?.details.durable.segments = checkpoint.segments
         guard records[id] != nil else { return }
         // Through the serial write path, with any events pending: the outbox keeps its order.
+        // Segments are written with checkpoints only (replacing the stored ones), not with
+        // every state change.
         dirty.insert(id)
+        segmentsDirty.insert(id)
         await flushDirty()
         if dirty.contains(id) {
             markDirty(id)

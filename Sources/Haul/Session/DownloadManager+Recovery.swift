@@ -30,7 +30,8 @@ extension DownloadManager {
             details.error = row.error.map(Self.haulError)
             details.durable = DurableFields(
                 validator: row.validator, expectedLength: row.expectedLength, durableOffset: row.durableOffset,
-                placement: row.placement, fileSize: row.fileSize, fileModified: row.fileModified)
+                placement: row.placement, fileSize: row.fileSize, fileModified: row.fileModified,
+                segments: row.segments ?? [])
             if let size = row.expectedLength, row.state == .completed {
                 details.progress = TransferProgress(completedBytes: size, expectedBytes: size)
             } else {
@@ -38,7 +39,7 @@ extension DownloadManager {
             }
             // A queued download that never started needs no details: leaving them out keeps
             // a reopened backlog as small as a fresh one.
-            if row.state != .queued || row.attempts > 0 || row.durableOffset > 0 || row.placement != nil {
+            if row.state != .queued || row.attempts > 0 || row.durableOffset > 0 || row.placement != nil || row.segments != nil {
                 record.details = details
             }
             record.machine = DownloadStateMachine(state: Self.machineState(row))
@@ -108,12 +109,13 @@ extension DownloadManager {
             return true
         }
         if durable.placement != nil { record.details.durable.placement = nil }
-        guard durable.durableOffset > 0 else { return durable.placement != nil }
+        guard durable.durableOffset > 0 || !durable.segments.isEmpty else { return durable.placement != nil }
         let size = PartFile(directory: record.kept.directory.path, key: record.partKey.description).existingSize() ?? -1
-        guard size < durable.durableOffset else { return durable.placement != nil }
+        guard size < durable.durableOffset || size < 0 else { return durable.placement != nil }
         // The part file is gone or lost bytes: nothing of it can be trusted.
         record.details.durable.durableOffset = 0
         record.details.durable.validator = nil
+        record.details.durable.segments = []
         return true
     }
 

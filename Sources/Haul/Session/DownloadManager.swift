@@ -20,6 +20,8 @@ public actor DownloadManager {
     let store: DownloadStore
     /// Downloads whose stored row is out of date; written in batches, never per chunk.
     var dirty: Set<DownloadID> = []
+    /// Of those, the ones whose segments changed (written with checkpoints only).
+    var segmentsDirty: Set<DownloadID> = []
     var flushTask: Task<Void, Never>?
     var lastPosition: Int64 = 0
     let transport: HTTPTransport
@@ -79,19 +81,9 @@ public actor DownloadManager {
         let outbox = configuration.keepsEventOutbox ? OutboxBuffer() : nil
         self.outbox = outbox
         self.hub = EventHub(outbox: outbox)
-        let transport = HTTPTransport(configuration: HTTPTransport.Configuration(
-            connectTimeout: configuration.connectTimeout,
-            readTimeout: configuration.readTimeout,
-            redirectLimit: configuration.redirectLimit,
-            userAgent: configuration.userAgent,
-            connectionsPerHost: configuration.maxDownloadsPerHost ?? configuration.maxConcurrentDownloads))
+        let transport = HTTPTransport(configuration: configuration.transport)
         self.transport = transport
-        self.runner = TransferRunner(
-            transport: transport,
-            checkpointBytes: configuration.checkpointBytes,
-            checkpointInterval: configuration.checkpointInterval,
-            syncBeforePlacementThreshold: configuration.syncBeforePlacementThreshold,
-            writeFault: configuration.writeFault)
+        self.runner = TransferRunner(transport: transport, configuration: configuration)
         self.scheduler = SchedulerState(limits: SchedulerState.Limits(
             global: max(1, configuration.maxConcurrentDownloads),
             perHost: configuration.maxDownloadsPerHost.map { max(1, $0) },

@@ -26,6 +26,22 @@ extension DownloadManager {
         public var readTimeout: Duration
         /// The User-Agent header (a request's own header wins). Default `haul/VERSION`.
         public var userAgent: String
+        /// Connections a download is split over when the server allows it and its request does
+        /// not say (aria2's `--split`). Default 5, as aria2; capped by `maxConnectionsPerServer`,
+        /// whose default of 1 keeps splitting off until it is raised.
+        ///
+        /// A download is split only when the first response offers byte ranges
+        /// (`Accept-Ranges: bytes`) with a strong validator, identity coding and a known length,
+        /// and the length is at least twice `minSegmentSize`. Otherwise one connection does it.
+        public var split: Int
+        /// Most connections of one download (aria2's `--max-connection-per-server`). Default 1.
+        public var maxConnectionsPerServer: Int
+        /// No segment is planned smaller than this (aria2's `--min-split-size`). Default 20 MiB.
+        public var minSegmentSize: Int64
+        /// A speed limit for all downloads of the manager together, in bytes per second
+        /// (aria2's `--max-overall-download-limit`); nil (the default) for none.
+        /// `DownloadManager.setGlobalSpeedLimit(_:)` changes it while transfers run.
+        public var maxBytesPerSecond: Int64?
         /// Tests only: makes writes fail (see `WriteFault`).
         /// Whether groups run one after another; `.interleaved` by default.
         public var groupOrder: GroupOrder = .interleaved
@@ -47,7 +63,11 @@ extension DownloadManager {
             syncBeforePlacementThreshold: Int64? = nil,
             connectTimeout: Duration = .seconds(15),
             readTimeout: Duration = .seconds(30),
-            userAgent: String = "haul/\(HaulVersion.current)"
+            userAgent: String = "haul/\(HaulVersion.current)",
+            split: Int = 5,
+            maxConnectionsPerServer: Int = 1,
+            minSegmentSize: Int64 = 20 << 20,
+            maxBytesPerSecond: Int64? = nil
         ) {
             self.maxConcurrentDownloads = maxConcurrentDownloads
             self.maxDownloadsPerHost = maxDownloadsPerHost
@@ -60,7 +80,45 @@ extension DownloadManager {
             self.connectTimeout = connectTimeout
             self.readTimeout = readTimeout
             self.userAgent = userAgent
+            self.split = split
+            self.maxConnectionsPerServer = maxConnectionsPerServer
+            self.minSegmentSize = minSegmentSize
+            self.maxBytesPerSecond = maxBytesPerSecond
         }
+    }
+}
+
+extension DownloadManager.Configuration {
+    var segmentation: SegmentationSettings {
+        SegmentationSettings(
+            split: max(1, split), maxConnectionsPerServer: max(1, maxConnectionsPerServer),
+            minSegmentSize: max(1, minSegmentSize))
+    }
+
+    /// The HTTP client's settings. Its per-host connection pool must hold every connection
+    /// the scheduler may open to one host (downloads times their connections), or it would
+    /// queue requests: a hidden cap.
+    var transport: HTTPTransport.Configuration {
+        HTTPTransport.Configuration(
+            connectTimeout: connectTimeout,
+            readTimeout: readTimeout,
+            redirectLimit: redirectLimit,
+            userAgent: userAgent,
+            connectionsPerHost: (maxDownloadsPerHost ?? maxConcurrentDownloads) * max(1, maxConnectionsPerServer))
+    }
+}
+
+extension TransferRunner {
+    /// The runner a manager with `configuration` uses.
+    init(transport: HTTPTransport, configuration: DownloadManager.Configuration) {
+        self.init(
+            transport: transport,
+            checkpointBytes: configuration.checkpointBytes,
+            checkpointInterval: configuration.checkpointInterval,
+            syncBeforePlacementThreshold: configuration.syncBeforePlacementThreshold,
+            segmentation: configuration.segmentation,
+            globalLimit: SpeedLimiter(bytesPerSecond: configuration.maxBytesPerSecond),
+            writeFault: configuration.writeFault)
     }
 }
 

@@ -35,6 +35,11 @@ struct KeptRequest: Sendable, Hashable {
     }
     var conflictPolicy: ConflictPolicy { rest.conflictPolicy }
     var metadata: [String: String] { rest.metadata }
+    var split: Int? { rest.split }
+    var maxBytesPerSecond: Int64? {
+        get { rest.maxBytesPerSecond }
+        set { rest.maxBytesPerSecond = newValue }
+    }
 
     /// The same bytes and destination as another request (see `DownloadRequest.identity`).
     var identity: RequestIdentity {

@@ -10,7 +10,7 @@ enum DownloadColumn: Int, CaseIterable {
     case id, session, groupName, position, priority, state, url, directory, fileName
     case headers, checksums, metadata, conflictPolicy, partKey, finalURL, validator
     case expectedLength, durableOffset, placement, filePath, fileSize, fileModified, skipped
-    case verifiedChecksums, error, attempts, createdAt, updatedAt
+    case verifiedChecksums, error, attempts, createdAt, updatedAt, transferOptions
 
     var name: String { String(describing: self) }
 
@@ -83,6 +83,7 @@ struct DownloadRowEncoder {
         case .attempts: return download.attempts.databaseValue
         case .createdAt: return StoredDate.value(download.createdAt)
         case .updatedAt: return StoredDate.value(download.updatedAt)
+        case .transferOptions: return try json.encode(optional: TransferOptionsColumn(request)).databaseValue
         }
     }
 }
@@ -123,7 +124,7 @@ struct DownloadRowDecoder {
             guard let url = URL(string: text) else { throw StoredRowError("invalid finalURL '\(text)'") }
             return url
         }
-        let request = DownloadRequest(
+        var request = DownloadRequest(
             url: url,
             directory: StoredURL.directory(try column(.directory)),
             fileName: try optional(.fileName),
@@ -132,6 +133,7 @@ struct DownloadRowDecoder {
             priority: try column(.priority),
             conflictPolicy: try parsed(.conflictPolicy),
             metadata: try json.decodeMetadata(try column(.metadata)))
+        try json.decode(optional: TransferOptionsColumn.self, try optional(.transferOptions))?.apply(to: &request)
         return StoredDownload(
             id: DownloadID(rawValue: UInt64(bitPattern: try column(.id))),
             session: try column(.session),
@@ -180,5 +182,24 @@ enum StoredURL {
     static func directory(_ text: String) -> URL {
         guard text.hasPrefix("/") else { return URL(string: text) ?? URL(fileURLWithPath: text) }
         return URL(fileURLWithPath: text, isDirectory: text.hasSuffix("/"))
+    }
+}
+
+/// A request's transfer options as stored: `{"maxBytesPerSecond":1048576,"split":4}`, or no
+/// value at all (NULL) when it has none, which is nearly always.
+struct TransferOptionsColumn: Codable {
+    var split: Int?
+    var maxBytesPerSecond: Int64?
+
+    /// Nil when the request has no option to keep.
+    init?(_ request: borrowing KeptRequest) {
+        guard request.split != nil || request.maxBytesPerSecond != nil else { return nil }
+        split = request.split
+        maxBytesPerSecond = request.maxBytesPerSecond
+    }
+
+    func apply(to request: inout DownloadRequest) {
+        request.split = split
+        request.maxBytesPerSecond = maxBytesPerSecond
     }
 }

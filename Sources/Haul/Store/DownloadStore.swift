@@ -129,6 +129,12 @@ final class DownloadStore: Sendable {
             while let row = try rows.next() {
                 downloads.append(try decoder.download(from: row))
             }
+            let segments = try SegmentRows.all(session: session, in: db)
+            if !segments.isEmpty {
+                for index in downloads.indices {
+                    downloads[index].segments = segments[downloads[index].id]
+                }
+            }
             return downloads
         }
     }
@@ -137,7 +143,9 @@ final class DownloadStore: Sendable {
         try await read("load download \(id)") { db in
             let statement = try db.cachedStatement(sql: DownloadColumn.selectSQL + " WHERE id = ?")
             guard let row = try Row.fetchOne(statement, arguments: [Int64(bitPattern: id.rawValue)]) else { return nil }
-            return try DownloadRowDecoder().download(from: row)
+            var download = try DownloadRowDecoder().download(from: row)
+            download.segments = try SegmentRows.of(id, in: db)
+            return download
         }
     }
 

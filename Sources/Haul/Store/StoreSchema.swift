@@ -22,7 +22,16 @@ enum StoreSchema {
             // (its limits and group order), as JSON.
             try db.alter(table: "session") { t in t.add(column: "settings", .jsonText) }
         }
+        migrator.registerMigration("v2-transferOptions", migrate: addTransferOptions)
         return migrator
+    }
+
+    /// A download's own transfer options (`split`, `maxBytesPerSecond`) as JSON; NULL when it
+    /// has none, as every row written before this column had.
+    private static func addTransferOptions(_ db: Database) throws {
+        try db.alter(table: "download") { t in
+            t.add(column: "transferOptions", .jsonText)
+        }
     }
 
     private static func createVersion1(_ db: Database) throws {

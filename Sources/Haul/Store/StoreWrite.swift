@@ -45,6 +45,9 @@ enum StoreWrite: Sendable {
                     // Unchecked: the encoder yields exactly one value per column, by construction.
                     upsert.setUncheckedArguments(try rows.arguments(for: download))
                     try upsert.execute()
+                    if let segments = download.segments {
+                        try SegmentRows.replace(segments, of: download.id, in: db)
+                    }
                 }
             case .delete(let ids):
                 for id in ids {

@@ -36,6 +36,10 @@ struct StoredDownload: Sendable, Hashable {
     var attempts: Int
     var createdAt: Date
     var updatedAt: Date
+    /// The byte ranges of a segmented download with their durable offsets (the `segment`
+    /// table). On save: nil leaves the stored segments as they are (state changes), an array
+    /// replaces them (checkpoints; empty removes them). On load: nil when there are none.
+    var segments: [DurableSegment]? = nil
 }
 
 extension StoredDownload {

@@ -91,13 +91,17 @@ final class HTTPTransport: Sendable {
             guard visited.insert(next.absoluteString).inserted else {
                 throw HaulError(.redirectLoop, "redirect loop: \(next) was already visited")
             }
-            if next.host?.lowercased() != current.host?.lowercased() {
-                // Credentials are for the host they were given for.
-                sendHeaders.removeAll { ["authorization", "cookie", "proxy-authorization"].contains($0.name.lowercased()) }
-            }
+            sendHeaders = Self.headers(sendHeaders, from: current, to: next)
             current = next
         }
         throw HaulError(.tooManyRedirects, "\(url) redirected more than \(configuration.redirectLimit) times")
+    }
+
+    /// The headers to send to `destination` when they were given for `origin`: credentials
+    /// are for the host they were given for, and are dropped when the host changes.
+    static func headers(_ headers: [HeaderField], from origin: URL, to destination: URL) -> [HeaderField] {
+        guard destination.host?.lowercased() != origin.host?.lowercased() else { return headers }
+        return headers.filter { !["authorization", "cookie", "proxy-authorization"].contains($0.name.lowercased()) }
     }
 
     private func send(_ url: URL, headers: [HeaderField]) async throws(HaulError) -> HTTPClientResponse {

@@ -1,0 +1,394 @@
+import AsyncHTTPClient
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// Runs one download over several connections at once, each filling its own segment of the
+/// same part file by positional writes, until every segment is complete.
+///
+/// The first connection is the response that started the transfer (a plain GET, or the first
+/// range of a resumed plan); the others send `Range: bytes=a-b` with `If-Range`, and each of
+/// their answers must be a `206` of the very same file (`ResumePolicy.judgeSegment`) or the
+/// whole transfer stops: a changed file restarts from zero, a server that cannot serve ranges
+/// falls back to one connection. A connection that loses its link after receiving bytes asks
+/// again for the rest; one that gets no byte (refused, an error status) stops, and the others
+/// take over its segment when theirs are done, so a server that caps connections still works.
+///
+/// Checkpoints: after every `checkpointBytes` or `checkpointInterval`, one connection takes
+/// the written offsets of all segments, flushes the file, and only then reports them durable.
+///
+/// Checksums: the connection writing at the end of the hashed prefix carries the hasher and
+/// hashes in flight; when it leaves that run of bytes, the rest is read back once at the end.
+struct SegmentedTransfer: Sendable {
+    /// How a segmented transfer ended, other than by an error.
+    enum End: Sendable, Hashable {
+        /// Every segment is written and the hasher has seen every byte.
+        case complete
+        /// The file on the server changed: nothing fetched so far is usable.
+        case fileChanged(reason: String)
+        /// Ranges cannot be used for this file: continue with one connection.
+        case rangesUnusable(reason: String)
+    }
+
+    /// The response that started the transfer, for the segment whose bytes it carries.
+    struct FirstResponse: Sendable {
+        var body: HTTPClientResponse.Body
+        /// The segment it fills.
+        var segmentStart: Int64
+        /// Where its body starts (that segment's next unwritten byte).
+        var from: Int64
+        /// Where it would end (exclusive) if read to the end.
+        var requestedEnd: Int64
+    }
+
+    let transport: HTTPTransport
+    let checkpointBytes: Int64
+    let checkpointInterval: Duration
+    let writeFault: WriteFault?
+    let globalLimit: SpeedLimiter
+    let connections: Int
+    let minSegmentSize: Int64
+    let minStealSize: Int64
+
+    /// Runs until every segment is written (`.complete`, with `state.hasher` covering the whole
+    /// file), the transfer must change course (`.fileChanged`, `.rangesUnusable`), or it fails
+    /// or is cancelled (thrown). Whatever happens, `state.segments` holds every written byte.
+    func run(
+        _ state: inout TransferState, first: FirstResponse, live: LiveTransfer, reporter: TransferReporter
+    ) async throws(HaulError) -> End {
+        guard let plan = state.segments, let entity = state.entity, let validator = entity.validator,
+              let url = state.finalURL
+        else { preconditionFailure("a segmented transfer needs a plan, a validator and a URL") }
+        let job = SegmentJob(
+            transfer: self, part: state.part, url: url,
+            headers: HTTPTransport.headers(state.request.headers, from: state.request.url, to: url),
+            entity: entity, validator: validator, live: live, reporter: reporter,
+            shared: SegmentJob.Shared(
+                plan: plan, hasher: state.hasher ?? StreamingHasher(algorithms: state.requestedAlgorithms),
+                hashedLength: state.hasher == nil ? 0 : state.hashedLength))
+        let firstAssignment = job.assign(to: 0, preferring: first.segmentStart)
+        precondition(firstAssignment?.from == first.from, "the first response must continue the first unfinished segment")
+        let remaining = plan.totalLength - plan.writtenBytes
+        let unfinished = plan.segments.count { !$0.isFinished }
+        let count = max(1, min(connections, max(unfinished, Int(remaining / max(1, minSegmentSize)))))
+
+        var failures: [HaulError] = []
+        var stop: ConnectionEnd?
+        await withTaskGroup(of: ConnectionEnd.self) { group in
+            group.addTask { await job.connection(0, first: (first, firstAssignment!)) }
+            for number in 1..<count {
+                group.addTask { await job.connection(number, first: nil) }
+            }
+            for await end in group {
+                switch end {
+                case .done:
+                    break
+                case .failed(let error):
+                    failures.append(error)
+                case .fatal, .changeCourse:
+                    if stop == nil { stop = end }
+                    group.cancelAll()
+                }
+            }
+        }
+
+        let shared = job.finish()
+        state.segments = shared.plan
+        state.hasher = shared.hasher
+        state.hashedLength = shared.hashedLength
+        if Task.isCancelled { throw HaulError(.canceled, "the transfer of \(url) was stopped") }
+        switch stop {
+        case .fatal(let error)?: throw error
+        case .changeCourse(let end)?: return end
+        default: break
+        }
+        guard shared.plan.isComplete else {
+            let left = shared.plan.totalLength - shared.plan.writtenBytes
+            // A connection that stopped for lack of work is not a failure; the last real one is the reason.
+            throw failures.last.map { HaulError($0.code, "\($0.message) (\(left) bytes left)", httpStatus: $0.httpStatus, retryAfter: $0.retryAfter) }
+                ?? HaulError(.connectionFailed, "\(url): every connection ended with \(left) bytes left")
+        }
+        try await hashRest(&state)
+        return .complete
+    }
+
+    /// Feeds the hasher the bytes after the prefix hashed in flight, read once from the file,
+    /// off the cooperative threads.
+    private func hashRest(_ state: inout TransferState) async throws(HaulError) {
+        guard var hasher = state.hasher, !hasher.isEmpty, let total = state.segments?.totalLength,
+              state.hashedLength < total
+        else {
+            state.hashedLength = state.segments?.totalLength ?? state.hashedLength
+            return
+        }
+        let part = state.part
+        let start = state.hashedLength
+        do {
+            hasher = try await NIOThreadPool.singleton.runIfActive { [hasher] in
+                var hasher = hasher
+                try part.hash(from: start, to: total, into: &hasher)
+                return hasher
+            }
+        } catch let error as HaulError {
+            throw error
+        } catch {
+            throw HaulError(.fileSystem, "cannot read \(part.path) to compute its checksums: \(error)")
+        }
+        state.hasher = hasher
+        state.hashedLength = total
+    }
+}
+
+/// How one connection of a segmented transfer ended.
+enum ConnectionEnd: Sendable {
+    /// No work is left that it could take.
+    case done
+    /// Its request failed without bringing bytes; the others go on.
+    case failed(HaulError)
+    /// Writing or flushing failed: the whole transfer stops with this error.
+    case fatal(HaulError)
+    /// The transfer must stop and change course (the file changed, ranges unusable).
+    case changeCourse(SegmentedTransfer.End)
+}
+
+/// What the connections of one segmented transfer share: the fixed facts of the download and,
+/// behind one lock, the plan, the hasher and the checkpoint bookkeeping.
+final class SegmentJob: Sendable {
+    struct Shared: Sendable {
+        var plan: SegmentPlan
+        /// Nil while the connection at the end of the hashed prefix carries it.
+        var hasher: StreamingHasher?
+        var hashedLength: Int64
+        var bytesSinceCheckpoint: Int64 = 0
+        var lastCheckpoint = ContinuousClock.now
+        var checkpointing = false
+    }
+
+    let transfer: SegmentedTransfer
+    let part: PartFile
+    let url: URL
+    let headers: [HeaderField]
+    let entity: ResumePolicy.Entity
+    let validator: Validator
+    let live: LiveTransfer
+    let reporter: TransferReporter
+    private let shared: NIOLockedValueBox<Shared>
+
+    init(
+        transfer: SegmentedTransfer, part: PartFile, url: URL, headers: [HeaderField], entity: ResumePolicy.Entity,
+        validator: Validator, live: LiveTransfer, reporter: TransferReporter, shared: Shared
+    ) {
+        self.transfer = transfer
+        self.part = part
+        self.url = url
+        self.headers = headers
+        self.entity = entity
+        self.validator = validator
+        self.live = live
+        self.reporter = reporter
+        var shared = shared
+        shared.plan.minStealSize = transfer.minStealSize
+        self.shared = NIOLockedValueBox(shared)
+    }
+
+    /// Work for a connection that owns none: the segment starting at `preferredStart` if it
+    /// is free, else the one at the end of the hashed prefix, so that hashing in flight can
+    /// go on, else the lowest free one, else half of another's.
+    func assign(to connection: Int, preferring preferredStart: Int64? = nil) -> SegmentPlan.Assignment? {
+        shared.withLockedValue { $0.plan.assign(to: connection, preferring: preferredStart ?? $0.hashedLength) }
+    }
+
+    /// Everything the connections left, once all of them have ended.
+    func finish() -> Shared {
+        shared.withLockedValue { $0 }
+    }
+
+    /// One connection: fetches its segment, then takes more work until there is none.
+    func connection(_ number: Int, first: (response: SegmentedTransfer.FirstResponse, assignment: SegmentPlan.Assignment)?) async -> ConnectionEnd {
+        var pending = first
+        var fruitless = 0
+        while !Task.isCancelled {
+            let assignment: SegmentPlan.Assignment
+            let body: HTTPClientResponse.Body
+            let requestedEnd: Int64
+            if let taken = pending {
+                pending = nil
+                (assignment, body, requestedEnd) = (taken.assignment, taken.response.body, taken.response.requestedEnd)
+            } else {
+                guard let next = assign(to: number) else { return .done }
+                assignment = next
+                requestedEnd = next.to
+                switch await request(next) {
+                case .body(let response): body = response
+                case .end(let end):
+                    release(next)
+                    return end
+                }
+            }
+            var carried: StreamingHasher?
+            var written: Int64 = 0
+            do {
+                try await stream(body, into: assignment, requestedEnd: requestedEnd, hasher: &carried, written: &written)
+            } catch {
+                release(assignment, returning: carried)
+                if Self.isFileSystem(error) { return .fatal(error) }
+                if Task.isCancelled || error.code == .canceled { return .failed(error) }
+                // A broken link after some bytes: ask again for the rest. Without a byte: stop.
+                guard written > 0 else { return .failed(error) }
+                fruitless = 0
+                continue
+            }
+            let finished = segmentFinished(assignment.segmentStart)
+            release(assignment, returning: carried)
+            // A body that ended short of the segment (a server sending less than asked) is
+            // asked again; one that keeps bringing nothing is given up.
+            if finished || written > 0 {
+                fruitless = 0
+            } else {
+                fruitless += 1
+                if fruitless >= 3 {
+                    return .failed(HaulError(.invalidResponse, "\(url) answered range requests without sending the bytes"))
+                }
+            }
+        }
+        return .failed(HaulError(.canceled, "the transfer of \(url) was stopped"))
+    }
+
+    /// Sends the range request for `assignment` and judges the answer.
+    private enum Answer {
+        case body(HTTPClientResponse.Body)
+        case end(ConnectionEnd)
+    }
+
+    private func request(_ assignment: SegmentPlan.Assignment) async -> Answer {
+        let response: HTTPTransport.Response
+        do {
+            response = try await transfer.transport.get(
+                url, headers: headers + ResumePolicy.rangeHeaders(from: assignment.from, to: assignment.to, validator: validator))
+        } catch {
+            return .end(.failed(error))
+        }
+        switch ResumePolicy.judgeSegment(
+            requestedStart: assignment.from, entity: entity, status: response.status, header: response.header,
+            url: response.finalURL.absoluteString)
+        {
+        case .use:
+            return .body(response.body)
+        case .fileChanged(let reason):
+            return .end(.changeCourse(.fileChanged(reason: reason)))
+        case .rangesUnusable(let reason):
+            return .end(.changeCourse(.rangesUnusable(reason: reason)))
+        case .failed(let error):
+            // An error body is small and never saved; reading it lets the connection be reused.
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            return .end(.failed(error))
+        }
+    }
+
+    /// Writes the body into the segment until the segment's end (which a steal may lower
+    /// meanwhile) or the body's end. Stops reading as soon as nothing more belongs to the
+    /// segment; the connection is then closed rather than drained.
+    private func stream(
+        _ body: HTTPClientResponse.Body, into assignment: SegmentPlan.Assignment, requestedEnd: Int64,
+        hasher: inout StreamingHasher?, written: inout Int64
+    ) async throws(HaulError) {
+        let start = assignment.segmentStart
+        do {
+            for try await received in body {
+                var buffer = received
+                while buffer.readableBytes > 0 {
+                    let offered = buffer.readableBytes
+                    let (reservation, segmentEnd) = reserve(offered, in: start, hasher: &hasher)
+                    guard reservation.count > 0 else { return }
+                    if let fault = transfer.writeFault, let error = fault.error(reservation.position) { throw error }
+                    try part.write(buffer, count: reservation.count, at: reservation.position)
+                    if hasher != nil {
+                        buffer.withUnsafeReadableBytes { hasher!.update(UnsafeRawBufferPointer(rebasing: $0[0..<reservation.count])) }
+                    }
+                    let checkpoint = commit(reservation.count, in: start, hashed: hasher != nil)
+                    written += Int64(reservation.count)
+                    buffer.moveReaderIndex(forwardBy: reservation.count)
+                    try await SpeedThrottle.account(reservation.count, live: live, global: transfer.globalLimit)
+                    if let checkpoint { try await self.checkpoint(checkpoint) }
+                    // The segment is whole; if the response goes further (its end was stolen),
+                    // stop reading now instead of receiving bytes that belong to another.
+                    if reservation.position + Int64(reservation.count) >= segmentEnd, segmentEnd < requestedEnd { return }
+                }
+            }
+        } catch let error as HaulError {
+            throw error
+        } catch {
+            throw HTTPTransport.map(error, url: url)
+        }
+    }
+
+    private func reserve(_ count: Int, in start: Int64, hasher: inout StreamingHasher?) -> (SegmentPlan.Reservation, Int64) {
+        let (reservation, end, taken) = shared.withLockedValue { shared -> (SegmentPlan.Reservation, Int64, StreamingHasher?) in
+            let reservation = shared.plan.reserve(count, inSegmentStartingAt: start)
+            let end = shared.plan.segment(startingAt: start)?.end ?? start
+            // The bytes continue the hashed prefix: carry the hasher while they do.
+            var taken: StreamingHasher?
+            if reservation.count > 0, reservation.position == shared.hashedLength, shared.hasher != nil {
+                taken = shared.hasher
+                shared.hasher = nil
+            }
+            return (reservation, end, taken)
+        }
+        if let taken { hasher = taken }
+        return (reservation, end)
+    }
+
+    /// Records written bytes; returns the offsets to make durable when a checkpoint is due
+    /// and no other connection is taking one.
+    private func commit(_ count: Int, in start: Int64, hashed: Bool) -> [DurableSegment]? {
+        let bytesDue = transfer.checkpointBytes
+        let timeDue = transfer.checkpointInterval
+        return shared.withLockedValue { shared in
+            shared.plan.commit(count, inSegmentStartingAt: start)
+            if hashed { shared.hashedLength += Int64(count) }
+            shared.bytesSinceCheckpoint += Int64(count)
+            guard !shared.checkpointing else { return nil }
+            let now = ContinuousClock.now
+            guard shared.bytesSinceCheckpoint >= bytesDue || shared.lastCheckpoint.duration(to: now) >= timeDue else { return nil }
+            shared.checkpointing = true
+            shared.bytesSinceCheckpoint = 0
+            shared.lastCheckpoint = now
+            return shared.plan.writtenOffsets
+        }
+    }
+
+    /// Data before metadata: flush the file, then report every segment's offset it guarantees.
+    private func checkpoint(_ offsets: [DurableSegment]) async throws(HaulError) {
+        do {
+            try await TransferRunner.sync(part)
+        } catch {
+            shared.withLockedValue { $0.checkpointing = false }
+            throw error
+        }
+        let (segments, prefix) = shared.withLockedValue { shared in
+            shared.plan.markDurable(offsets)
+            return (shared.plan.durableSegments, shared.plan.contiguousDurablePrefix)
+        }
+        await reporter.checkpoint(TransferCheckpoint(
+            durableOffset: prefix, validator: validator, expectedLength: entity.totalLength, finalURL: url,
+            segments: segments))
+        shared.withLockedValue { $0.checkpointing = false }
+    }
+
+    private func release(_ assignment: SegmentPlan.Assignment, returning hasher: StreamingHasher? = nil) {
+        shared.withLockedValue { shared in
+            shared.plan.release(segmentStartingAt: assignment.segmentStart)
+            if let hasher { shared.hasher = hasher }
+        }
+    }
+
+    private func segmentFinished(_ start: Int64) -> Bool {
+        shared.withLockedValue { $0.plan.segment(startingAt: start)?.isFinished ?? true }
+    }
+
+    /// Errors of the part file, not of the connection: no other connection can do better.
+    static func isFileSystem(_ error: HaulError) -> Bool {
+        [.diskFull, .fileSystem, .permissionDenied, .directoryNotFound].contains(error.code)
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+@testable import Haul
+import HaulTestServer
+import Testing
+
+@Suite("Segmented downloads across restarts", .timeLimit(.minutes(2)))
+struct SegmentResumeTests {
+    static let size = 2 << 20
+    /// Per connection: four connections take about a second for the file.
+    static let rate = 512 << 10
+
+    /// Runs a first manager on `state` until the download has `bytes` on disk, then shuts it
+    /// down (which stops the transfer with a last checkpoint). Returns the download's ID.
+    static func runUntil(_ bytes: Int64, request: DownloadRequest, state: URL) async throws -> DownloadID {
+        try await withDownloadManager(stateDirectory: state, configuration: SegmentedDownloadTests.configuration()) { manager in
+            let events = manager.events()
+            let id = try await manager.add(request)
+            _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                if case .progress(id, let progress) = event, progress.completedBytes >= bytes { return true }
+                return nil
+            }
+            return id
+        }
+    }
+
+    /// A manager opened again on the same state continues every segment from its recorded durable offset: no byte recorded as durable is fetched again, and little else is.
+    @Test func reopenedManagerContinuesEachSegment() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            let bytes = TestContent.bytes(seed: 120, size: Self.size)
+            let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
+            let key = "/file/resume.bin"
+            let request = Support.request(server, key, ["size": "\(Self.size)", "seed": "120", "rate": "\(Self.rate)"],
+                                          in: dir, checksums: [sha])
+            let id = try await Self.runUntil(700 << 10, request: request, state: state)
+
+            let recorded = try #require(try await DownloadStore.open(directory: state).load(id)?.segments)
+            #expect(recorded.count >= 2)
+            #expect(recorded.dropFirst().contains { $0.durableOffset > $0.start }, "segments after the first made durable progress: \(recorded)")
+            let firstRun = server.requests(forKey: key).count
+
+            try await withDownloadManager(stateDirectory: state, configuration: SegmentedDownloadTests.configuration()) { manager in
+                let found = await manager.downloads()
+                #expect(found.map(\.state) == [.paused])
+                try await manager.resume(id)
+                let info = try await manager.finished(id)
+                #expect(info.state == .completed)
+                #expect(info.verifiedChecksums.contains(sha))
+            }
+            #expect(Support.contents(dir.appendingPathComponent("resume.bin")) == bytes)
+            #expect(Support.leftovers(dir).isEmpty)
+
+            let secondRun = server.requests(forKey: key).dropFirst(firstRun)
+            #expect(!secondRun.isEmpty)
+            #expect(secondRun.allSatisfy { $0.status == 206 }, "nothing was fetched from the start again")
+            for request in secondRun {
+                let start = try #require(SegmentedDownloadTests.rangeStart(request))
+                let segment = try #require(recorded.first { $0.start <= start && start < $0.end })
+                #expect(start >= segment.durableOffset, "\(request.header("range") ?? "") asks again for durable bytes of \(segment)")
+            }
+            // At a stop every written byte is made durable: what is fetched twice is only what
+            // was in flight on the four connections.
+            #expect(server.bytesSent(forKey: key) <= Self.size + 4 * (160 << 10))
+        }
+    }
+
+    /// When the file changed on the server while a segmented download was stopped, it is fetched again from the start, never spliced with the old segments.
+    @Test func fileChangedWhileStoppedStartsOver() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            let key = "/file/changed.bin"
+            let request = Support.request(server, key, ["size": "\(Self.size)", "seed": "130", "rate": "\(Self.rate)"], in: dir)
+            let id = try await Self.runUntil(500 << 10, request: request, state: state)
+            server.changeContent(forKey: key)
+            let firstRun = server.requests(forKey: key).count
+
+            try await withDownloadManager(stateDirectory: state, configuration: SegmentedDownloadTests.configuration()) { manager in
+                try await manager.resume(id)
+                #expect(try await manager.finished(id).state == .completed)
+            }
+            #expect(Support.contents(dir.appendingPathComponent("changed.bin")) == TestContent.bytes(seed: 131, size: Self.size))
+            let secondRun = Array(server.requests(forKey: key).dropFirst(firstRun))
+            #expect(secondRun.first?.header("if-range") != nil && secondRun.first?.status == 200)
+        }
+    }
+}

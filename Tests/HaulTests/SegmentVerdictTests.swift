@@ -1,0 +1,69 @@
+@testable import Haul
+import Testing
+
+@Suite("Segment response rules")
+struct SegmentVerdictTests {
+    let entity = ResumePolicy.Entity(validator: .etag("\"v1\""), totalLength: 1000, isResumable: true)
+
+    func judge(_ status: Int, _ pairs: [String: String], start: Int64 = 500) -> ResumePolicy.SegmentVerdict {
+        let lowered = Dictionary(uniqueKeysWithValues: pairs.map { ($0.key.lowercased(), $0.value) })
+        return ResumePolicy.judgeSegment(requestedStart: start, entity: entity, status: status, header: { lowered[$0.lowercased()] }, url: "u")
+    }
+
+    /// A segment asks for a closed range with If-Range.
+    @Test func closedRangeHeaders() {
+        #expect(ResumePolicy.rangeHeaders(from: 500, to: 750, validator: .etag("\"v1\"")) == [
+            HeaderField(name: "Range", value: "bytes=500-749"), HeaderField(name: "If-Range", value: "\"v1\""),
+        ])
+    }
+
+    /// A 206 at the asked start with the same total and validator is used, even if it ends elsewhere.
+    @Test func matchingPartialIsUsed() {
+        #expect(judge(206, ["Content-Range": "bytes 500-749/1000", "ETag": "\"v1\""]) == .use)
+        #expect(judge(206, ["Content-Range": "bytes 500-599/1000"]) == .use)
+    }
+
+    /// Another total, another validator, a 416, or a 200 with a new validator mean the file changed.
+    @Test func changedFileIsRecognised() {
+        let changed: [ResumePolicy.SegmentVerdict] = [
+            judge(206, ["Content-Range": "bytes 500-749/1001", "ETag": "\"v1\""]),
+            judge(206, ["Content-Range": "bytes 500-749/1000", "ETag": "\"v2\""]),
+            judge(416, ["Content-Range": "bytes */400"]),
+            judge(200, ["ETag": "\"v2\"", "Content-Length": "1000"]),
+            judge(200, ["Content-Length": "1000"]),
+        ]
+        for verdict in changed {
+            guard case .fileChanged = verdict else {
+                Issue.record("expected fileChanged, got \(verdict)")
+                continue
+            }
+        }
+    }
+
+    /// The same file without usable ranges (ignored, another start, no Content-Range, encoded) falls back to one connection.
+    @Test func unusableRangesFallBack() {
+        let unusable: [ResumePolicy.SegmentVerdict] = [
+            judge(200, ["ETag": "\"v1\"", "Content-Length": "1000"]),
+            judge(206, ["Content-Range": "bytes 400-749/1000", "ETag": "\"v1\""]),
+            judge(206, ["ETag": "\"v1\""]),
+            judge(206, ["Content-Range": "bytes 500-749/1000", "Content-Encoding": "gzip"]),
+        ]
+        for verdict in unusable {
+            guard case .rangesUnusable = verdict else {
+                Issue.record("expected rangesUnusable, got \(verdict)")
+                continue
+            }
+        }
+    }
+
+    /// An error status fails only this connection, keeping its status and Retry-After.
+    @Test func errorStatusFailsTheConnection() {
+        guard case .failed(let error) = judge(503, ["Retry-After": "2"]) else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect(error.httpStatus == 503)
+        #expect(error.retryAfter == .seconds(2))
+        #expect(error.isTransient)
+    }
+}

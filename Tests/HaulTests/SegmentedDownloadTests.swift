@@ -1,0 +1,156 @@
+import Foundation
+@testable import Haul
+import HaulTestServer
+import Testing
+
+@Suite("Segmented downloads end to end", .timeLimit(.minutes(2)))
+struct SegmentedDownloadTests {
+    /// A fast configuration that splits downloads over `split` connections, in segments of at
+    /// least `minSegmentSize`.
+    static func configuration(split: Int = 4, minSegmentSize: Int64 = 64 << 10, checkpointBytes: Int64 = 64 << 10) -> DownloadManager.Configuration {
+        var configuration = Support.fastConfiguration(checkpointBytes: checkpointBytes)
+        configuration.split = split
+        configuration.maxConnectionsPerServer = split
+        configuration.minSegmentSize = minSegmentSize
+        return configuration
+    }
+
+    /// `bytes=START-` or `bytes=START-END` → START.
+    static func rangeStart(_ request: RecordedRequest) -> Int? {
+        guard let range = request.header("range"), range.hasPrefix("bytes=") else { return nil }
+        return Int(range.dropFirst(6).prefix { $0 != "-" })
+    }
+
+    /// A file the server offers in ranges is fetched over several connections at once, each segment with a closed range and If-Range, and arrives exact with its checksum verified.
+    @Test func splitOverSeveralConnections() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let size = 1 << 20
+            let bytes = TestContent.bytes(seed: 101, size: size)
+            let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
+            // Throttled per connection, so that the segments are under way side by side.
+            let request = Support.request(server, "/file/split.bin", ["size": "\(size)", "seed": "101", "rate": "\(1 << 20)"],
+                                          in: dir, checksums: [sha])
+            let info = try await Support.downloadOne(request, configuration: Self.configuration())
+            #expect(info.state == .completed)
+            #expect(info.verifiedChecksums.contains(sha))
+            #expect(Support.contents(dir.appendingPathComponent("split.bin")) == bytes)
+            #expect(Support.leftovers(dir).isEmpty)
+
+            let requests = server.requests(forKey: "/file/split.bin")
+            #expect(requests.first?.header("range") == nil, "the first request is a plain GET")
+            let ranged = requests.dropFirst()
+            #expect(Set(ranged.compactMap(Self.rangeStart)).isSuperset(of: [262_144, 524_288, 786_432]))
+            #expect(ranged.allSatisfy { $0.header("range")?.contains("-") == true && $0.header("range")?.hasSuffix("-") == false })
+            #expect(ranged.allSatisfy { $0.header("if-range") == "\"s101-v0-\(size)\"" && $0.status == 206 })
+            #expect(server.peakConcurrentResponses(forKey: "/file/split.bin") >= 2, "several connections at once")
+        }
+    }
+
+    /// When one segment is slow, the connections that finished take halves of what it has left, so the download does not wait for it.
+    @Test func tailStealingRelievesASlowSegment() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let size = 1 << 20
+            let slowStart = 786_432
+            // Only the response for the last segment is slow: 32 KiB/s, 8 s for its 256 KiB alone.
+            let query = ["size": "\(size)", "seed": "102", "rate": "\(32 << 10)", "rateStart": "\(slowStart)"]
+            let request = Support.request(server, "/file/tail.bin", query, in: dir)
+            let info = try await Support.downloadOne(request, configuration: Self.configuration(minSegmentSize: 16 << 10))
+            #expect(info.state == .completed)
+            #expect(Support.contents(dir.appendingPathComponent("tail.bin")) == TestContent.bytes(seed: 102, size: size))
+            let starts = server.requests(forKey: "/file/tail.bin").compactMap(Self.rangeStart)
+            let stolen = starts.filter { $0 > slowStart }
+            #expect(!stolen.isEmpty, "ranges inside the slow segment were taken by other connections: \(starts)")
+        }
+    }
+
+    /// Without range support, or with only a weak validator, one connection fetches the file exactly as without splitting.
+    @Test(arguments: [["ranges": "0"], ["etag": "weak", "lm": "0"], ["etag": "none", "lm": "0"], ["gzip": "1"]])
+    func fallsBackToOneConnection(extra: [String: String]) async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            var query = ["size": "\(1 << 20)", "seed": "103"]
+            query.merge(extra) { $1 }
+            let info = try await Support.downloadOne(Support.request(server, "/file/one.bin", query, in: dir), configuration: Self.configuration())
+            #expect(info.state == .completed)
+            let requests = server.requests(forKey: "/file/one.bin")
+            #expect(requests.count == 1)
+            #expect(requests.first?.header("range") == nil)
+            if extra["gzip"] == nil {
+                #expect(Support.contents(dir.appendingPathComponent("one.bin")) == TestContent.bytes(seed: 103, size: 1 << 20))
+            }
+        }
+    }
+
+    /// A file too small for two segments of the minimum size, or a request that says split 1, takes one connection.
+    @Test func smallFilesAndSplitOneUseOneConnection() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let small = Support.request(server, "/file/small.bin", ["size": "\(100 << 10)", "seed": "104"], in: dir)
+            var single = Support.request(server, "/file/single.bin", ["size": "\(1 << 20)", "seed": "105"], in: dir)
+            single.split = 1
+            let configuration = Self.configuration()
+            for request in [small, single] {
+                let info = try await Support.downloadOne(request, configuration: configuration)
+                #expect(info.state == .completed)
+            }
+            #expect(server.requests(forKey: "/file/small.bin").count == 1)
+            #expect(server.requests(forKey: "/file/single.bin").count == 1)
+        }
+    }
+
+    /// When the file changes while its segments are fetched, If-Range gets the new file and the download starts over: the result is the new file, never a splice of both.
+    @Test func changedFileBetweenSegmentsIsNeverSpliced() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let size = 1 << 20
+            let newBytes = TestContent.bytes(seed: 107, size: size)
+            let sha = try Checksum(.sha256, hex: Support.sha256(newBytes))
+            // Version 0 for the first two requests, version 1 (seed 107) from the third on.
+            let query = ["size": "\(size)", "seed": "106", "changeAfter": "2", "rate": "\(1 << 20)"]
+            let info = try await Support.downloadOne(
+                Support.request(server, "/file/changing.bin", query, in: dir, checksums: [sha]),
+                configuration: Self.configuration())
+            #expect(info.state == .completed)
+            #expect(Support.contents(dir.appendingPathComponent("changing.bin")) == newBytes)
+            let requests = server.requests(forKey: "/file/changing.bin")
+            #expect(requests.contains { $0.header("range") != nil && $0.status == 200 }, "If-Range with the old ETag got the whole new file")
+            #expect(requests.last?.header("range") == nil && requests.last?.status == 200, "the download started over")
+            #expect(Support.leftovers(dir).isEmpty)
+        }
+    }
+
+    /// A checksum that does not match the assembled segments fails the download; nothing is placed.
+    @Test func wrongChecksumOfSegmentsPlacesNothing() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let wrong = try Checksum(.sha256, hex: String(repeating: "0", count: 64))
+            var configuration = Self.configuration()
+            configuration.retry = RetryPolicy(maxRetries: 0)
+            let info = try await Support.downloadOne(
+                Support.request(server, "/file/bad.bin", ["size": "\(1 << 20)", "seed": "108"], in: dir, checksums: [wrong]),
+                configuration: configuration)
+            #expect(info.state == .failed)
+            #expect(info.error?.code == .checksumMismatch)
+            #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("bad.bin").path))
+            #expect(server.requests(forKey: "/file/bad.bin").count >= 2, "it was split")
+        }
+    }
+
+    /// Connections that break after some bytes ask again for the rest of their segment, and the file still arrives exact.
+    @Test func brokenConnectionsContinueTheirSegments() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let size = 1 << 20
+            // Every response is cut after 100 KB.
+            let query = ["size": "\(size)", "seed": "109", "drop": "100000"]
+            let info = try await Support.downloadOne(Support.request(server, "/file/drops.bin", query, in: dir), configuration: Self.configuration())
+            #expect(info.state == .completed)
+            #expect(Support.contents(dir.appendingPathComponent("drops.bin")) == TestContent.bytes(seed: 109, size: size))
+            let requests = server.requests(forKey: "/file/drops.bin")
+            #expect(requests.count >= 10)
+            #expect(requests.dropFirst().allSatisfy { $0.status == 206 })
+        }
+    }
+}
