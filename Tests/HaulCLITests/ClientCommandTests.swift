@@ -9,7 +9,7 @@ import Glibc
 /// The client commands end to end: a real `haul daemon`, the in-process test server, and the
 /// `haul` binary run for each command.
 @Suite(.timeLimit(.minutes(3))) struct ClientCommandTests {
-    /// add prints a GID; ls, ls --json and status show the download; watch --once shows its progress bar; pause stops it with its bytes kept; resume continues it with a range request; it completes with the checksum verified and the right bytes; rm takes it off the list and leaves the file.
+    /// add prints a GID; watch --once shows its progress bar; pause stops it with its bytes kept; ls, ls --json and status show it; resume continues it with a range request; it completes with the checksum verified and the right bytes; rm takes it off the list and leaves the file.
     @Test func downloadLifecycle() async throws {
         try await withTestServer { server in
             try await withClientDaemon { daemon in
@@ -30,24 +30,6 @@ import Glibc
                 #expect(running.totalBytes == Int64(size))
                 #expect(running.url == url)
 
-                let listed = try await daemon.haul(["ls"])
-                #expect(listed.status == 0, "stderr: \(listed.stderr)")
-                #expect(listed.stdoutLines.first?.hasPrefix("GID") == true)
-                let row = try #require(listed.stdoutLines.first { $0.hasPrefix(gid) })
-                #expect(row.hasSuffix("kept.bin"))
-                #expect(row.contains("active"))
-                #expect(row.contains("%"))
-
-                let json = try await daemon.haul(["ls", "--json"])
-                let entries = try JSONDecoder().decode([ClientStatusJSON].self, from: Data(json.stdout.utf8))
-                #expect(entries.map(\.gid) == [gid])
-
-                let details = try await daemon.haul(["status", String(gid.prefix(6))])
-                #expect(details.status == 0, "stderr: \(details.stderr)")
-                #expect(details.stdoutLines.contains { $0.hasPrefix("gid") && $0.hasSuffix(gid) })
-                #expect(details.stdoutLines.contains { $0.hasPrefix("state") && $0.hasSuffix("active") })
-                #expect(details.stdoutLines.contains { $0.hasPrefix("progress") && $0.contains("%") })
-
                 let snapshot = try await daemon.haul(["watch", "--once"])
                 #expect(snapshot.status == 0, "stderr: \(snapshot.stderr)")
                 let bar = snapshot.stdoutLines.first { $0.hasPrefix("kept.bin") }
@@ -61,6 +43,24 @@ import Glibc
                 let stopped = try await daemon.status(gid)
                 #expect(stopped.state == "paused")
                 #expect(stopped.completedBytes > 0 && stopped.completedBytes < Int64(size))
+
+                let listed = try await daemon.haul(["ls"])
+                #expect(listed.status == 0, "stderr: \(listed.stderr)")
+                #expect(listed.stdoutLines.first?.hasPrefix("GID") == true)
+                let row = try #require(listed.stdoutLines.first { $0.hasPrefix(gid) })
+                #expect(row.hasSuffix("kept.bin"))
+                #expect(row.contains("paused"))
+                #expect(row.contains("%"))
+
+                let json = try await daemon.haul(["ls", "--json"])
+                let entries = try JSONDecoder().decode([ClientStatusJSON].self, from: Data(json.stdout.utf8))
+                #expect(entries.map(\.gid) == [gid])
+
+                let details = try await daemon.haul(["status", String(gid.prefix(6))])
+                #expect(details.status == 0, "stderr: \(details.stderr)")
+                #expect(details.stdoutLines.contains { $0.hasPrefix("gid") && $0.hasSuffix(gid) })
+                #expect(details.stdoutLines.contains { $0.hasPrefix("state") && $0.hasSuffix("paused") })
+                #expect(details.stdoutLines.contains { $0.hasPrefix("progress") && $0.contains("%") })
 
                 let resumed = try await daemon.haul(["resume", gid])
                 #expect(resumed.status == 0, "stderr: \(resumed.stderr)")
@@ -143,6 +143,27 @@ import Glibc
                 let remaining = try JSONDecoder().decode([ClientStatusJSON].self, from: Data(left.stdout.utf8))
                 #expect(Set(remaining.map(\.gid)) == Set(gids).subtracting([victim]))
                 #expect(Self.partFiles(in: daemon.downloads).count == partsBefore.count - 1, "the removed download's part file is gone")
+            }
+        }
+    }
+
+    /// --dir names a directory inside the daemon's download directory (relative to it) and --out the file name; the file lands there with the right bytes.
+    @Test func addIntoASubdirectory() async throws {
+        try await withTestServer { server in
+            try await withClientDaemon { daemon in
+                let sub = daemon.downloads.appendingPathComponent("sub")
+                try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+                let url = server.url("/file/nested.bin", ["size": "20000", "seed": "9"])
+                let added = try await daemon.haul(["add", url, "--dir", "sub", "-o", "named.bin"])
+                #expect(added.status == 0, "stderr: \(added.stderr)")
+                let gid = try #require(added.stdoutLines.first)
+                let watched = try await daemon.haul(["watch", "--until-done"])
+                #expect(watched.status == 0, "stderr: \(watched.stderr)")
+                let done = try await daemon.status(gid)
+                #expect(done.state == "complete")
+                #expect(done.path == sub.appendingPathComponent("named.bin").path)
+                #expect(FileManager.default.contents(atPath: sub.appendingPathComponent("named.bin").path).map(Array.init)
+                        == Checksums.content(seed: 9, size: 20000))
             }
         }
     }

@@ -145,6 +145,18 @@ import Testing
         #expect(throws: (any Error).self) { try DaemonConnectionOptions.parse(["--socket", "/s", "--rpc", "http://h"]) }
     }
 
+    /// addUri's options are aria2's strings, header an array, and options not given are left out.
+    @Test func addOptionsEncoding() throws {
+        let full = Aria2AddOptions(dir: "sub", out: "a.bin", header: ["A: 1", "B: 2"], checksum: "sha-256=ab", pause: "true")
+        let object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(full)) as? [String: Any]
+        #expect(object?["dir"] as? String == "sub")
+        #expect(object?["out"] as? String == "a.bin")
+        #expect(object?["header"] as? [String] == ["A: 1", "B: 2"])
+        #expect(object?["checksum"] as? String == "sha-256=ab")
+        #expect(object?["pause"] as? String == "true")
+        #expect(String(decoding: try JSONEncoder().encode(Aria2AddOptions(header: [])), as: UTF8.self) == "{}")
+    }
+
     /// Library errors from the RPC client become the documented statuses and messages.
     @Test func failureMapping() {
         let socket = DaemonEndpoint.unixSocket(path: "/tmp/x.sock")

@@ -15,7 +15,7 @@ enum StatusReport {
         if let url = entry.url { facts.append(("url", url)) }
         facts.append(("progress", ProgressLineFormatter.percent(progress.fractionCompleted).trimmingLeadingSpaces
             + "  " + ProgressLineFormatter.amount(progress)
-            + (progress.expectedBytes == nil ? " (length not known yet)" : "")))
+            + (progress.expectedBytes == nil && !entry.status.isStopped ? " (length not known yet)" : "")))
         if entry.status == .active {
             facts.append(("speed", HumanReadable.speed(progress.bytesPerSecond)))
             facts.append(("eta", HumanReadable.duration(progress.estimatedTimeRemaining)))
