@@ -1,6 +1,7 @@
-/// The exit statuses of `haul get` and `haul daemon`: one per kind of failure, so that scripts
-/// can react to what went wrong (retry later on a network error, give up on a 404, alert on a
-/// checksum mismatch, leave alone a daemon that is already running) without parsing messages.
+/// The exit statuses of `haul get`, `haul daemon` and the daemon's client commands: one per
+/// kind of failure, so that scripts can react to what went wrong (retry later on a network
+/// error, give up on a 404, alert on a checksum mismatch, leave alone a daemon that is already
+/// running, start a daemon when none answers) without parsing messages.
 ///
 /// Which `HaulError` code leads to which status is in `ExitStatus+HaulError.swift`.
 enum ExitStatus: Int32, CaseIterable, Sendable {
@@ -16,6 +17,8 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
     case redirect = 9
     case daemonAlreadyRunning = 10
     case cannotListen = 11
+    case daemonUnavailable = 12
+    case daemonRefused = 13
     case interrupted = 130
     case terminated = 143
 
@@ -34,6 +37,8 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .redirect: "redirect problem: too many, a loop, or an unsupported target"
         case .daemonAlreadyRunning: "haul daemon: another daemon holds the socket or state directory"
         case .cannotListen: "haul daemon: cannot listen (port in use, socket path unusable)"
+        case .daemonUnavailable: "haul add/ls/…: no daemon answers at the socket or --rpc URL"
+        case .daemonRefused: "haul add/ls/…: the daemon refused: unknown GID, wrong state or secret"
         case .interrupted: "interrupted by SIGINT (Ctrl-C); part files are kept"
         case .terminated: "stopped by SIGTERM; part files are kept"
         }

@@ -1,15 +1,19 @@
 import ArgumentParser
 import Haul
 
-/// The `haul` tool. `get` is the first subcommand; the daemon client commands (`daemon`,
-/// `add`, `ls`, …) join it later.
+/// The `haul` tool: `get` downloads on its own, `daemon` runs the transfer service, and `add`,
+/// `ls`, `status`, `pause`, `resume`, `rm` and `watch` are clients of a running daemon.
 @main
 struct HaulCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "haul",
         abstract: "A download manager that resumes correctly.",
         version: HaulVersion.current,
-        subcommands: [GetCommand.self, DaemonCommand.self])
+        subcommands: [
+            GetCommand.self, DaemonCommand.self,
+            AddCommand.self, ListCommand.self, StatusCommand.self, PauseCommand.self, ResumeCommand.self,
+            RemoveCommand.self, WatchCommand.self,
+        ])
 
     /// ArgumentParser's own `main`, except that argument errors exit with 2, not 64: Haul
     /// documents 2 for every usage error, like curl, grep and most Unix tools, and scripts

@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+import Haul
+
+/// `haul add URL...`: hands downloads to a running daemon (aria2's `addUri`, one call per URL)
+/// and prints each new GID, so that scripts can follow them with `haul status GID`.
+struct AddCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "Add downloads to a running haul daemon; prints one GID per URL.",
+        discussion: """
+            The daemon saves into its download directory (haul daemon --dir). --dir names a \
+            directory inside it: a relative path is resolved against it, and a path that leaves \
+            it is refused. URLs, --checksum and --header are checked before anything is added; a URL             the daemon refuses is reported and the others are still added.
+
+            Exit status:
+            \(ExitStatus.helpTable)
+            """)
+
+    @Argument(help: "The http or https URLs to download.")
+    var urls: [String]
+
+    @Option(name: [.customShort("d"), .customLong("dir")], help: ArgumentHelp(
+        "Directory inside the daemon's download directory (default: that directory).", valueName: "dir"))
+    var directory: String?
+
+    @Option(name: [.customShort("o"), .customLong("out")], help: ArgumentHelp(
+        "File name to save as (only with exactly one URL).", valueName: "name"))
+    var outputName: String?
+
+    @Option(name: .customLong("header"), parsing: .singleValue, help: ArgumentHelp(
+        "Extra request header for every URL; repeatable.", valueName: "Name: value"))
+    var headers: [String] = []
+
+    @Option(name: .customLong("checksum"), help: ArgumentHelp(
+        "Expected digest, e.g. sha-256=HEX (sha256=, sha-1=, md5= work too); only with exactly one URL.",
+        valueName: "type=hex"))
+    var checksum: String?
+
+    @Flag(name: .customLong("pause"), help: "Add the downloads paused; `haul resume` starts them.")
+    var paused = false
+
+    @OptionGroup var connection: DaemonConnectionOptions
+
+    func validate() throws {
+        guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
+        for url in urls {
+            guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
+                  scheme == "http" || scheme == "https", parsed.host?.isEmpty == false
+            else {
+                throw ValidationError("'\(url)' is not an http or https URL")
+            }
+        }
+        if urls.count > 1, outputName != nil { throw ValidationError("--out names one file; give exactly one URL with it") }
+        if urls.count > 1, checksum != nil { throw ValidationError("--checksum describes one file; give exactly one URL with it") }
+        if let outputName, outputName.isEmpty || outputName.contains("/") {
+            throw ValidationError("--out must be a file name without '/'; use --dir for the directory")
+        }
+        if directory?.isEmpty == true { throw ValidationError("--dir must not be empty") }
+        do {
+            if let checksum { _ = try Checksum(parsing: checksum) }
+            for header in headers { _ = try HeaderField(parsing: header) }
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    var options: Aria2AddOptions {
+        Aria2AddOptions(
+            dir: directory, out: outputName, header: headers.isEmpty ? nil : headers, checksum: checksum,
+            pause: paused ? "true" : nil)
+    }
+
+    func run() async throws {
+        let options = self.options
+        let urls = self.urls
+        try await ClientRun.perform(connection) { client, run throws(CommandFailure) in
+            for url in urls {
+                do throws(CommandFailure) {
+                    StandardStream.output.writeLine(try await client.addUri(url, options: options))
+                } catch where error.status == .daemonUnavailable {
+                    // No daemon: every other URL would fail the same way.
+                    run.report(error)
+                    return
+                } catch {
+                    run.report(CommandFailure(error.status, "\(url): \(error.message)"))
+                }
+            }
+        }
+    }
+}

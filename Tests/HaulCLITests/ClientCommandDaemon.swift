@@ -1,0 +1,135 @@
+import Foundation
+import Haul
+import HaulTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `haul daemon` child process for the client command tests, in a directory of its own
+/// (socket, state, download directory), and a way to run `haul` commands against it.
+final class ClientCommandDaemon: Sendable {
+    let root: URL
+    let socket: String
+    let state: URL
+    let downloads: URL
+    /// `host:port` of its TCP endpoint, when started with TCP.
+    let tcpAddress: String?
+    private let process: LineProcess
+
+    private init(root: URL, socket: String, state: URL, downloads: URL, tcpAddress: String?, process: LineProcess) {
+        self.root = root
+        self.socket = socket
+        self.state = state
+        self.downloads = downloads
+        self.tcpAddress = tcpAddress
+        self.process = process
+    }
+
+    /// Starts a daemon and waits for its ready line. With `tcpSecret`, it also listens on a
+    /// free loopback port with that secret; otherwise on the socket only.
+    static func start(tcpSecret: String? = nil) async throws -> ClientCommandDaemon {
+        let haul = try #require(LineProcess.builtProduct("haul"), "build the haul product first")
+        let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-cc-\(UUID().uuidString.prefix(8))")
+        let state = root.appendingPathComponent("state")
+        let downloads = root.appendingPathComponent("out")
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        let socket = root.appendingPathComponent("d.sock").path
+        var arguments = ["daemon", "--socket", socket, "--state-dir", state.path, "--dir", downloads.path]
+        if let tcpSecret {
+            arguments += ["--rpc-listen-port", "0", "--rpc-secret", tcpSecret]
+        } else {
+            arguments.append("--no-tcp")
+        }
+        let process = try LineProcess(executable: haul, arguments: arguments, timeout: .seconds(240))
+        let ready = await LineProcess.firstLine(of: process.errors) { $0.hasPrefix("haul daemon: ready") }
+        guard let ready else {
+            process.send(SIGKILL)
+            try? FileManager.default.removeItem(at: root)
+            throw HaulProcessError("the daemon did not start")
+        }
+        let tcp = ready.split(separator: " ").first { $0.hasPrefix("tcp=") }.map { String($0.dropFirst(4)) }
+        return ClientCommandDaemon(
+            root: root, socket: socket, state: state, downloads: downloads,
+            tcpAddress: tcp == "off" ? nil : tcp, process: process)
+    }
+
+    /// Stops the daemon (SIGTERM, a graceful stop) and removes its directory.
+    func stop() async {
+        process.send(SIGTERM)
+        let status = await process.waitForExit()
+        #expect(ChildProcess.exitCode(status) == 0, "the daemon stopped cleanly")
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    /// `haul ARGUMENTS --socket SOCKET`, run to the end.
+    func haul(_ arguments: [String], inTerminal: Bool = false) async throws -> HaulProcess.Result {
+        try await HaulProcess.run(arguments + ["--socket", socket], in: root, inTerminal: inTerminal)
+    }
+
+    /// `haul ARGUMENTS --socket SOCKET`, started: for the tests that signal it.
+    func start(_ arguments: [String]) throws -> HaulProcess {
+        try HaulProcess(arguments + ["--socket", socket], in: root)
+    }
+
+    /// `haul status GID --json`, decoded.
+    func status(_ gid: String) async throws -> ClientStatusJSON {
+        let result = try await haul(["status", gid, "--json"])
+        #expect(result.status == 0, "haul status: \(result.stderr)")
+        return try JSONDecoder().decode(ClientStatusJSON.self, from: Data(result.stdout.utf8))
+    }
+
+    /// Polls `haul status` until `condition` holds; fails the test at the deadline. The pause
+    /// between polls only keeps the loop from spinning processes on a 2-core machine; what
+    /// the test waits for is the condition.
+    @discardableResult
+    func waitForStatus(
+        _ gid: String, deadline: Duration = .seconds(60), _ what: String,
+        until condition: (ClientStatusJSON) -> Bool
+    ) async throws -> ClientStatusJSON {
+        let end = ContinuousClock.now + deadline
+        while true {
+            let status = try await status(gid)
+            if condition(status) { return status }
+            guard ContinuousClock.now < end else {
+                Issue.record("\(gid) never became \(what); last: \(status)")
+                return status
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
+
+/// Runs `body` with a started daemon and always stops it.
+func withClientDaemon<T>(
+    tcpSecret: String? = nil,
+    isolation: isolated (any Actor)? = #isolation,
+    _ body: (ClientCommandDaemon) async throws -> T
+) async throws -> T {
+    let daemon = try await ClientCommandDaemon.start(tcpSecret: tcpSecret)
+    do {
+        let value = try await body(daemon)
+        await daemon.stop()
+        return value
+    } catch {
+        await daemon.stop()
+        throw error
+    }
+}
+
+/// One download as `haul status --json` and `haul ls --json` print it.
+struct ClientStatusJSON: Decodable, Sendable, CustomStringConvertible {
+    let gid: String
+    let state: String
+    let name: String
+    let path: String?
+    let url: String?
+    let completedBytes: Int64
+    let totalBytes: Int64?
+    let fraction: Double?
+    let bytesPerSecond: Int64
+    let errorCode: Int?
+    let errorMessage: String?
+
+    var description: String { "\(state) \(completedBytes)/\(totalBytes.map(String.init) ?? "?") \(errorMessage ?? "")" }
+}
