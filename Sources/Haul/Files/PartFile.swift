@@ -15,17 +15,11 @@ struct PartFile: Sendable {
     var isOpen: Bool { descriptor != nil }
 
     /// Opens (creating) the part file and cuts it to `length` bytes.
-    ///
-    /// A file that already has that length is left alone: on ext4, truncating to zero marks the
-    /// file so that closing it forces its data to disk (the "replace via truncate" heuristic),
-    /// which for a new, empty part file made every small download wait for a disk write.
     mutating func open(truncatingTo length: Int64) throws(HaulError) {
         if descriptor == nil {
             descriptor = try SystemCalls.openReadWrite(path)
         }
-        if try SystemCalls.size(descriptor!, path: path) != length {
-            try SystemCalls.truncate(descriptor!, to: length, path: path)
-        }
+        try SystemCalls.truncate(descriptor!, to: length, path: path)
     }
 
     /// Opens (creating) the part file without cutting it: a segmented download continues

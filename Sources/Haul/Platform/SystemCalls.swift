@@ -76,8 +76,15 @@ enum SystemCalls {
     }
 
     /// Cuts the file to `length` bytes and moves the write position there.
+    ///
+    /// A file that already has that length is not truncated: on ext4, truncating to zero marks
+    /// the file so that closing it forces its data to disk (the "replace via truncate"
+    /// heuristic), which made every new, empty part file of a small download wait for a disk
+    /// write at close.
     static func truncate(_ fd: Int32, to length: Int64, path: String) throws(HaulError) {
-        guard ftruncate(fd, off_t(length)) == 0 else { throw error(errno, "cannot truncate \(path)") }
+        if try size(fd, path: path) != length {
+            guard ftruncate(fd, off_t(length)) == 0 else { throw error(errno, "cannot truncate \(path)") }
+        }
         guard lseek(fd, off_t(length), SEEK_SET) >= 0 else { throw error(errno, "cannot seek in \(path)") }
     }
 
