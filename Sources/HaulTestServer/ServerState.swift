@@ -68,6 +68,11 @@ final class ServerState: Sendable {
         }
     }
 
+    /// `/file` bodies for `key` streaming now.
+    func streamingNow(forKey key: String) -> Int {
+        self.keys.withLockedValue { $0[key]?.streaming ?? 0 }
+    }
+
     /// The most `/file` bodies for `key` that were streaming at the same time.
     func peakStreaming(forKey key: String) -> Int {
         self.keys.withLockedValue { $0[key]?.peakStreaming ?? 0 }

@@ -118,6 +118,12 @@ public final class TestServer: Sendable {
         self.state.peakStreaming(forKey: key)
     }
 
+    /// `/file` response bodies for a key being sent right now (0 once every client hung up
+    /// or was served).
+    public func responsesInProgress(forKey key: String) -> Int {
+        self.state.streamingNow(forKey: key)
+    }
+
     /// The content version currently served for a key: 0, plus one per change.
     ///
     /// The bytes served are `TestContent.bytes(seed: seed &+ UInt64(version), size:)`.
