@@ -20,6 +20,19 @@ struct BackgroundSessionProcessTests {
         var ordered: Bool
     }
 
+    /// A fresh directory with the daemon's state, its download directory and its socket (a
+    /// short path: unix socket paths are limited to about 100 bytes).
+    struct Workspace {
+        let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-bg-\(UUID().uuidString.prefix(8))")
+        var state: URL { root.appendingPathComponent("state") }
+        var out: URL { root.appendingPathComponent("out") }
+        var socket: String { root.appendingPathComponent("d.sock").path }
+
+        init() throws { try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true) }
+
+        func remove() { try? FileManager.default.removeItem(at: root) }
+    }
+
     static func startDaemon(socket: String, state: URL, out: URL) async throws -> LineProcess {
         let haul = try #require(LineProcess.builtProduct("haul"), "build the haul product first")
         let daemon = try LineProcess(executable: haul, arguments: [
@@ -59,12 +72,9 @@ struct BackgroundSessionProcessTests {
     /// didFinishEvents, and every file verifies. Acknowledged events are not given again.
     @Test func appKilledDaemonFinishesReattachGetsEverything() async throws {
         try await withTestServer { server in
-            let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-bg-\(UUID().uuidString.prefix(8))")
-            let state = root.appendingPathComponent("state")
-            let out = root.appendingPathComponent("out")
-            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: root) }
-            let socket = root.appendingPathComponent("d.sock").path
+            let workspace = try Workspace()
+            defer { workspace.remove() }
+            let (state, out, socket) = (workspace.state, workspace.out, workspace.socket)
             let daemon = try await Self.startDaemon(socket: socket, state: state, out: out)
 
             let groups = 30, files = 200
@@ -111,12 +121,9 @@ struct BackgroundSessionProcessTests {
     /// started again from the checkpoint, completed once, in sequence order.
     @Test func daemonKilledDuringLargeDownloadContinues() async throws {
         try await withTestServer { server in
-            let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-bg-\(UUID().uuidString.prefix(8))")
-            let state = root.appendingPathComponent("state")
-            let out = root.appendingPathComponent("out")
-            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: root) }
-            let socket = root.appendingPathComponent("d.sock").path
+            let workspace = try Workspace()
+            defer { workspace.remove() }
+            let (state, out, socket) = (workspace.state, workspace.out, workspace.socket)
             let size = 48 << 20
             let configuration = BackgroundSession.Configuration(endpoint: .unixSocket(path: socket), startsDaemon: false, eventPollWait: .seconds(2))
 

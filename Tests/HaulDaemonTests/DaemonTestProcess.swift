@@ -20,21 +20,7 @@ final class DaemonTestProcess: Sendable {
             throw ChildProcessError("the haul binary was not found; run `swift build` first (or set HAUL_BINARY)")
         }
         child = try ChildProcess(executable: binary, arguments: ["daemon"] + arguments)
-        let (lines, continuation) = AsyncStream.makeStream(of: String.self)
-        self.lines = lines
-        let stderr = child.stderr
-        Task {
-            var pending = Data()
-            for await chunk in stderr {
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    continuation.yield(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
-                    pending.removeSubrange(pending.startIndex...newline)
-                }
-            }
-            if !pending.isEmpty { continuation.yield(String(decoding: pending, as: UTF8.self)) }
-            continuation.finish()
-        }
+        lines = LineProcess.lines(of: child.stderr)
         // Nothing reads standard output: drain it so that the child never blocks on it.
         let stdout = child.stdout
         Task { for await _ in stdout {} }
@@ -89,22 +75,6 @@ final class DaemonTestProcess: Sendable {
         return fields
     }
 
-    /// The `haul` binary: `$HAUL_BINARY`, else beside the test runner (where `swift test`
-    /// puts every product), else `.build/debug/haul` of this package.
-    static let binary: String? = {
-        if let override = ProcessInfo.processInfo.environment["HAUL_BINARY"] { return override }
-        var candidates: [URL] = []
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        for _ in 0..<4 {
-            candidates.append(directory.appendingPathComponent("haul"))
-            directory = directory.deletingLastPathComponent()
-        }
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(packageRoot.appendingPathComponent(".build/debug/haul"))
-        return candidates.first { candidate in
-            var isDirectory: ObjCBool = false
-            return FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory)
-                && !isDirectory.boolValue && FileManager.default.isExecutableFile(atPath: candidate.path)
-        }?.path
-    }()
+    /// The `haul` binary: `$HAUL_BINARY`, else the one built beside the tests.
+    static let binary: String? = ProcessInfo.processInfo.environment["HAUL_BINARY"] ?? LineProcess.builtProduct("haul")
 }

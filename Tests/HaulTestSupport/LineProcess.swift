@@ -48,7 +48,8 @@ public final class LineProcess: Sendable {
     /// The wait status once the process has exited.
     public func waitForExit() async -> Int32 { await termination.value }
 
-    private static func lines(of chunks: AsyncStream<Data>) -> AsyncStream<String> {
+    /// A stream of bytes as lines (without their newlines); a last line without one too.
+    public static func lines(of chunks: AsyncStream<Data>) -> AsyncStream<String> {
         let (lines, continuation) = AsyncStream.makeStream(of: String.self)
         Task {
             var pending = Data()

@@ -50,16 +50,10 @@ struct CrashRecoveryTests {
 
     /// A worker killed -9 at random moments, a dozen times, in the middle of three groups of small and large files, ends after one more run with every file exact and placed once, every download listed once and completed in the store, no completed file fetched again, every resume at or past the last announced checkpoint, and the bytes fetched twice within the checkpoint window per kill.
     @Test func randomKillsLoseNothingDuplicateNothingAndRefetchLittle() async throws {
-        let seed = ProcessInfo.processInfo.environment["HAUL_CRASH_SEED"].flatMap { UInt64($0) }
-            ?? UInt64.random(in: 0...UInt64.max)
-        let replay = "seed \(seed) (HAUL_CRASH_SEED=\(seed) replays these kill points)"
-        var generator = SeededGenerator(seed: seed)
-        let root = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: root) }
-        let downloads = root.appendingPathComponent("downloads", isDirectory: true)
-        let state = root.appendingPathComponent("state", isDirectory: true)
-        let specURL = root.appendingPathComponent("batch.json")
-        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        let workspace = try CrashWorkspace()
+        defer { workspace.remove() }
+        let (replay, downloads, state, specURL) = (workspace.replay, workspace.downloads, workspace.state, workspace.specURL)
+        var generator = SeededGenerator(seed: workspace.seed)
 
         try await withTestServer { server in
             let batch = CrashBatch.make(server: server, using: &generator)

@@ -51,15 +51,10 @@ struct SegmentCrashTests {
 
     /// Killed -9 again and again while files are fetched over four connections each, the worker ends with every file exact and placed once, each run continues every segment from its recorded durable offset, and the bytes fetched twice stay within the checkpoint window per kill.
     @Test func killedSegmentedDownloadsContinueEverySegment() async throws {
-        let seed = ProcessInfo.processInfo.environment["HAUL_CRASH_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
-        let replay = "seed \(seed) (HAUL_CRASH_SEED=\(seed) replays these kill points)"
-        var generator = SeededGenerator(seed: seed)
-        let root = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: root) }
-        let downloads = root.appendingPathComponent("downloads", isDirectory: true)
-        let state = root.appendingPathComponent("state", isDirectory: true)
-        let specURL = root.appendingPathComponent("batch.json")
-        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        let workspace = try CrashWorkspace()
+        defer { workspace.remove() }
+        let (replay, downloads, state, specURL) = (workspace.replay, workspace.downloads, workspace.state, workspace.specURL)
+        var generator = SeededGenerator(seed: workspace.seed)
 
         try await withTestServer { server in
             let files = Self.files(server)

@@ -1,0 +1,47 @@
+import Foundation
+import Haul
+import HaulTestServer
+import HaulTestSupport
+import Testing
+
+/// A `BackgroundSession` with no daemon running starts one, as iOS starts its transfer daemon
+/// on demand.
+@Suite("BackgroundSession starts a daemon")
+struct BackgroundSessionStartsDaemonTests {
+    /// Attaching where no daemon listens starts `haul daemon` on that socket; a download added
+    /// through the session completes in it and the file verifies.
+    @Test func startsDaemonOnDemand() async throws {
+        try await withTestServer { server in
+            let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-od-\(UUID().uuidString.prefix(8))")
+            let out = root.appendingPathComponent("out")
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: root) }
+            let socket = root.appendingPathComponent("d.sock").path
+            let haul = try #require(LineProcess.builtProduct("haul"), "build the haul product first")
+            #expect(!FileManager.default.fileExists(atPath: socket))
+
+            let session = try await BackgroundSession(identifier: "on-demand", configuration: .init(
+                endpoint: .unixSocket(path: socket), daemonExecutable: haul,
+                daemonStateDirectory: root.appendingPathComponent("state"), eventPollWait: .seconds(2)))
+            let id = try await session.add(DownloadRequest(
+                url: URL(string: server.url("/file/od.bin", ["size": "40000", "seed": "21"]))!, directory: out))
+            for try await item in session.events() {
+                if case .event(let event) = item, event.kind == .completed, event.download == id { break }
+            }
+            let info = try await session.info(id)
+            #expect(info.state == .completed)
+            #expect(FileManager.default.contents(atPath: try #require(info.fileURL).path).map(Array.init) == TestContent.bytes(seed: 21, size: 40_000))
+            await session.close()
+
+            // Stop the daemon this test started, and wait until its socket is gone.
+            try await withRPCClient(endpoint: .unixSocket(path: socket)) { client in
+                let _: String = try await client.call("aria2.shutdown")
+            }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while FileManager.default.fileExists(atPath: socket), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(!FileManager.default.fileExists(atPath: socket), "the daemon stopped")
+        }
+    }
+}
