@@ -53,7 +53,22 @@ public actor SessionHost {
         guard !isShutDown else { throw HaulError(.shutdown, "the daemon is shutting down") }
         try Self.validate(session)
         if let open = managers[session] {
-            guard let settings, settings != (await savedSettings(session)) else { return open }
+            let saved = await savedSettings(session)
+            guard let settings, settings != saved else { return open }
+            var sameButLimit = settings
+            sameButLimit.maxConcurrentDownloads = saved.maxConcurrentDownloads
+            if sameButLimit == saved {
+                // Only the limit changed: applied live, nothing stops.
+                try await open.setMaxConcurrentDownloads(max(1, settings.maxConcurrentDownloads))
+                try await open.saveSettings(settings)
+                settingsCache[session] = settings
+                return open
+            }
+            // The aria2 methods and their notifications hold the daemon's own session: it is
+            // never reopened under them.
+            guard session != Self.defaultSession else {
+                throw HaulError(.invalidRequest, "the settings of session '\(session)' other than its limit cannot be changed while the daemon runs")
+            }
             managers[session] = nil
             await open.shutdown()
             return try await openManager(session, settings: settings)
