@@ -6,6 +6,19 @@ import Testing
 /// Two downloads of the same request never share, or delete, one part file.
 @Suite("Part key sharing")
 struct PartKeySharingTests {
+    /// Adds `request` (whose first response fails), waits for it to fail, then adds it again
+    /// and waits until the newer download has bytes in the part file they would share.
+    static func failedThenNewerRunning(_ request: DownloadRequest, in manager: DownloadManager) async throws -> (failed: DownloadID, newer: DownloadID) {
+        let failed = try await manager.add(request)
+        #expect(try await manager.finished(failed).state == .failed)
+        let events = manager.events()
+        let newer = try await manager.add(request)
+        for await event in events {
+            if case .progress(newer, let progress) = event, progress.completedBytes > 0 { break }
+        }
+        return (failed, newer)
+    }
+
     /// A failed download removed, or resumed, while a newer download of the same request runs
     /// leaves the newer one's part file alone; both end with the right bytes.
     @Test func failedThenNewerOfTheSameRequest() async throws {
@@ -14,13 +27,7 @@ struct PartKeySharingTests {
             // The first request fails (404, no retries); later ones succeed, slowly.
             let request = Support.request(server, "/file/shared.bin", ["size": "300000", "rate": "600000", "seed": "3", "status": "404,200,200"], in: dir)
             try await withDownloadManager(configuration: Support.fastConfiguration(retries: 0)) { manager in
-                let failed = try await manager.add(request)
-                #expect(try await manager.finished(failed).state == .failed)
-                let newer = try await manager.add(request)
-                let events = manager.events()
-                for await event in events {
-                    if case .progress(newer, let progress) = event, progress.completedBytes > 0 { break }
-                }
+                let (failed, newer) = try await Self.failedThenNewerRunning(request, in: manager)
                 try await manager.resume(failed)
                 let first = try await manager.finished(failed)
                 let second = try await manager.finished(newer)
@@ -42,13 +49,7 @@ struct PartKeySharingTests {
             let dir = try Support.temporaryDirectory()
             let request = Support.request(server, "/file/kept.bin", ["size": "300000", "rate": "600000", "seed": "4", "status": "404,200"], in: dir)
             try await withDownloadManager(configuration: Support.fastConfiguration(retries: 0)) { manager in
-                let failed = try await manager.add(request)
-                #expect(try await manager.finished(failed).state == .failed)
-                let newer = try await manager.add(request)
-                let events = manager.events()
-                for await event in events {
-                    if case .progress(newer, let progress) = event, progress.completedBytes > 0 { break }
-                }
+                let (failed, newer) = try await Self.failedThenNewerRunning(request, in: manager)
                 try await manager.remove(failed)
                 let done = try await manager.finished(newer)
                 #expect(done.state == .completed)

@@ -200,10 +200,10 @@ public actor BackgroundSession {
         let _: String = try await client.call("haul.acknowledge", identifier, sequence)
     }
 
-    /// The next kept events after `sequence` (waiting up to `configuration.eventPollWait`
-    /// when there are none) and the progress of running downloads.
-    public func poll(after sequence: Int64, limit: Int = 1000) async throws(HaulError) -> RemoteEventBatch {
-        let wait = Int(configuration.eventPollWait.components.seconds * 1000)
+    /// The next kept events after `sequence` and the progress of running downloads; when
+    /// there are none yet, waits up to `configuration.eventPollWait` (unless `waiting` is false).
+    public func poll(after sequence: Int64, waiting: Bool = true, limit: Int = 1000) async throws(HaulError) -> RemoteEventBatch {
+        let wait = waiting ? Int(configuration.eventPollWait.components.seconds * 1000) : 0
         return try await client.call("haul.events", identifier, sequence, wait, limit)
     }
 
@@ -217,9 +217,7 @@ public actor BackgroundSession {
                 do {
                     while !Task.isCancelled {
                         // Until caught up, ask without waiting: an empty answer means done.
-                        let batch = caughtUp
-                            ? try await self.poll(after: cursor)
-                            : try await self.client.call("haul.events", self.identifier, cursor, 0, 1000, returning: RemoteEventBatch.self)
+                        let batch = try await self.poll(after: cursor, waiting: caughtUp)
                         for event in batch.events {
                             continuation.yield(.event(event))
                             cursor = max(cursor, event.sequence)

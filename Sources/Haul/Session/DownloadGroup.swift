@@ -63,7 +63,7 @@ extension DownloadManager {
     }
 
     func groupMembers(_ name: String) -> [DownloadInfo] {
-        (groups[name]?.members ?? []).compactMap { records[$0].map(currentInfo) }
+        (groups[name]?.members ?? []).compactMap { records[$0]?.info }
     }
 
     func groupProgress(_ name: String) -> TransferProgress {
@@ -93,7 +93,7 @@ extension DownloadManager {
         for id in order {
             guard let record = records[id], !record.details.finishWaiters.isEmpty else { continue }
             records[id]?.details.finishWaiters = []
-            for waiter in record.details.finishWaiters { waiter.resume(returning: currentInfo(record)) }
+            for waiter in record.details.finishWaiters { waiter.resume(returning: record.info) }
         }
     }
 

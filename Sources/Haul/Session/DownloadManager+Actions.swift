@@ -57,7 +57,7 @@ extension DownloadManager {
         case .reportCompleted:
             releaseSlot(id)
             guard let record = records[id] else { return }
-            hub.emit(.completed(currentInfo(record)))
+            hub.emit(.completed(record.info))
             finish(id)
             wakeStopWaiters(id)
         case .reportFailed(let error):
@@ -65,7 +65,7 @@ extension DownloadManager {
             records[id]?.details.error = error
             records[id]?.details.progress.bytesPerSecond = 0
             guard let record = records[id] else { return }
-            hub.emit(.failed(currentInfo(record)))
+            hub.emit(.failed(record.info))
             finish(id)
         case .reportRequeued:
             guard let record = records[id] else { return }
@@ -217,7 +217,7 @@ extension DownloadManager {
         guard let record = records[id] else { return }
         let waiters = record.details.finishWaiters
         records[id]?.details.finishWaiters = []
-        for waiter in waiters { waiter.resume(returning: currentInfo(record)) }
+        for waiter in waiters { waiter.resume(returning: record.info) }
         guard !record.isFinished else { return }
         records[id]?.isFinished = true
         releasePartKey(of: record)

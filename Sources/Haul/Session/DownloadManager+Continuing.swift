@@ -108,7 +108,7 @@ extension DownloadManager {
         case .paused, .failed:
             try? resume(id)
         case .completed:
-            hub.emit(.completed(currentInfo(record)))
+            hub.emit(.completed(record.info))
         case .queued, .running, .canceled:
             break
         }

@@ -78,7 +78,7 @@ extension DownloadManager {
         var finishedGroups: Set<String> = []
         for id in ids {
             guard let record = records[id] else { continue }
-            hub.emit(.completed(currentInfo(record)))
+            hub.emit(.completed(record.info))
             if let group = record.group, groups[group]?.unfinished == 0 { finishedGroups.insert(group) }
         }
         for name in finishedGroups.sorted() { hub.emit(.groupCompleted(summary(of: name))) }

@@ -48,7 +48,7 @@ extension DownloadManager {
     /// Infos of the given downloads, in the given order; unknown IDs are skipped. One call for
     /// a page of a listing, instead of one `info(_:)` per download.
     public func infos(_ ids: [DownloadID]) -> [DownloadInfo] {
-        ids.compactMap { records[$0].map(currentInfo) }
+        ids.compactMap { records[$0]?.info }
     }
 
     /// Queued downloads in the order the scheduler will start them: higher priority first,

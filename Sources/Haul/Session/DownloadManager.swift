@@ -209,16 +209,12 @@ public actor DownloadManager {
     // MARK: Queries
 
     public func info(_ id: DownloadID) -> DownloadInfo? {
-        records[id].map(currentInfo)
+        records[id]?.info
     }
 
     /// Every download this manager knows, in the order they were added.
     public func downloads() -> [DownloadInfo] {
-        order.compactMap { records[$0].map(currentInfo) }
-    }
-
-    func currentInfo(_ record: Record) -> DownloadInfo {
-        record.info
+        order.compactMap { records[$0]?.info }
     }
 
     /// Returns once the download has completed, failed or been canceled (at once if it has).
@@ -226,7 +222,7 @@ public actor DownloadManager {
     /// the manager shuts down (then the returned state is not terminal).
     public func finished(_ id: DownloadID) async throws(HaulError) -> DownloadInfo {
         guard let record = records[id] else { throw unknown(id) }
-        if record.machine.publicState.isTerminal || isShutDown { return currentInfo(record) }
+        if record.machine.publicState.isTerminal || isShutDown { return record.info }
         return await withCheckedContinuation { continuation in
             records[id]?.details.finishWaiters.append(continuation)
         }

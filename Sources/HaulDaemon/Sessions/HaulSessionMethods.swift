@@ -33,16 +33,9 @@ struct HaulSessionMethods: Sendable {
     private func call(_ name: String, _ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         if name == "haul.sessions" { return try Self.json(await host.sessionNames) }
         let session = try p.string(0, "session")
-        let manager: DownloadManager
         do {
             let settings: SessionSettings? = name == "haul.attach" ? try decodeOptional(p[1], "settings") : nil
-            manager = try await host.manager(for: session, settings: settings)
-        } catch let error as JSONRPCError {
-            throw error
-        } catch {
-            throw JSONRPCError(Self.haulError(error))
-        }
-        do {
+            let manager = try await host.manager(for: session, settings: settings)
             return try await call(name, p, manager)
         } catch let error as JSONRPCError {
             throw error

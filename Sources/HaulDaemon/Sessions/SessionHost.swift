@@ -53,7 +53,7 @@ public actor SessionHost {
         guard !isShutDown else { throw HaulError(.shutdown, "the daemon is shutting down") }
         try Self.validate(session)
         if let open = managers[session] {
-            let saved = await savedSettings(session)
+            let saved = settingsCache[session] ?? configuration.defaultSettings
             guard let settings, settings != saved else { return open }
             var sameButLimit = settings
             sameButLimit.maxConcurrentDownloads = saved.maxConcurrentDownloads
@@ -94,10 +94,6 @@ public actor SessionHost {
     }
 
     private var settingsCache: [String: SessionSettings] = [:]
-
-    private func savedSettings(_ session: String) async -> SessionSettings {
-        settingsCache[session] ?? configuration.defaultSettings
-    }
 
     private func openManager(_ session: String, settings: SessionSettings?) async throws(HaulError) -> DownloadManager {
         let effective = settings ?? settingsCache[session] ?? configuration.defaultSettings
