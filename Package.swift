@@ -104,6 +104,12 @@ let package = Package(
             dependencies: ["Haul", "HaulTestServer"],
             path: "bench/QueueScale"
         ),
+        // bench/http-floor.sh: AsyncHTTPClient alone on job (b), the floor under `haul get`. Not a product.
+        .executableTarget(
+            name: "haul-http-floor",
+            dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")],
+            path: "bench/HTTPFloor"
+        ),
         .testTarget(
             name: "HaulTestServerTests",
             dependencies: [
