@@ -41,9 +41,11 @@ struct DownloadPlan: Sendable {
 
         var requests: [DownloadRequest] = []
         requests.reserveCapacity(total)
+        var directories = DirectoryURLs()
         for url in urls {
             var request = try Self.request(
-                url: url, at: "argument", directory: options.directory, name: options.outputName,
+                url: url, at: "argument", directory: options.directory, directoryURL: directories.url(for: options.directory),
+                name: options.outputName,
                 headers: sharedHeaders, checksums: sharedChecksums, conflictPolicy: options.conflictPolicy)
             request.maxBytesPerSecond = options.maxBytesPerSecond
             requests.append(request)
@@ -52,8 +54,9 @@ struct DownloadPlan: Sendable {
             let place = "input line \(entry.line)"
             let headers = try sharedHeaders + entry.headers.map { text throws(CommandFailure) in try Self.header(text, at: place) }
             let checksums = try sharedChecksums + entry.checksums.map { text throws(CommandFailure) in try Self.checksum(text, at: place) }
+            let directory = entry.directory ?? options.directory
             var request = try Self.request(
-                url: entry.url, at: place, directory: entry.directory ?? options.directory,
+                url: entry.url, at: place, directory: directory, directoryURL: directories.url(for: directory),
                 name: entry.outputName ?? options.outputName, headers: headers, checksums: checksums,
                 conflictPolicy: options.conflictPolicy)
             if let text = entry.split {
@@ -73,7 +76,7 @@ struct DownloadPlan: Sendable {
     }
 
     private static func request(
-        url text: String, at place: String, directory: String, name: String?, headers: [HeaderField],
+        url text: String, at place: String, directory: String, directoryURL: URL, name: String?, headers: [HeaderField],
         checksums: [Checksum], conflictPolicy: ConflictPolicy
     ) throws(CommandFailure) -> DownloadRequest {
         guard let url = URL(string: text), url.scheme != nil else {
@@ -81,12 +84,25 @@ struct DownloadPlan: Sendable {
         }
         return DownloadRequest(
             url: url,
-            directory: URL(fileURLWithPath: directory, isDirectory: true),
+            directory: directoryURL,
             fileName: name,
             headers: headers,
             checksums: checksums,
             conflictPolicy: conflictPolicy,
             metadata: [displayDirectoryKey: directory])
+    }
+
+    /// Each directory as a file URL, made once: making one resolves a relative path against the
+    /// working directory, a system call per request otherwise.
+    private struct DirectoryURLs {
+        private var made: [String: URL] = [:]
+
+        mutating func url(for directory: String) -> URL {
+            if let url = made[directory] { return url }
+            let url = URL(fileURLWithPath: directory, isDirectory: true)
+            made[directory] = url
+            return url
+        }
     }
 
     /// A byte count as aria2 writes it: digits with an optional `K` or `M` (or `G`) suffix,

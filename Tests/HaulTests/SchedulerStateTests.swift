@@ -104,4 +104,54 @@ struct SchedulerStateTests {
         scheduler.enqueue(id(2), host: "h", priority: 0, group: 1)
         #expect(scheduler.admit() == [id(1), id(2)])
     }
+
+    /// A download whose bytes are all here hands its slot over: the next one starts while it
+    /// finishes, and finishing it later frees nothing twice.
+    @Test func handOverFreesTheSlotOnce() {
+        var scheduler = SchedulerState(limits: .init(global: 1, perHost: 1))
+        for n in 1...3 { scheduler.enqueue(id(UInt64(n)), host: "a", priority: 0) }
+        #expect(scheduler.admit() == [id(1)])
+        scheduler.handOver(id(1))
+        #expect(scheduler.isAdmitted(id(1)))
+        #expect(scheduler.runningCount == 0)
+        #expect(scheduler.admit() == [id(2)])
+        scheduler.finished(id(1))
+        #expect(!scheduler.isAdmitted(id(1)))
+        #expect(scheduler.admit() == [])
+        #expect(scheduler.runningCount == 1)
+        scheduler.finished(id(2))
+        #expect(scheduler.admit() == [id(3)])
+    }
+
+    /// A handed-over download that must fetch again takes its slot back, above the limit if
+    /// need be, and the limit holds again once the extra download finishes.
+    @Test func reclaimAfterHandOver() {
+        var scheduler = SchedulerState(limits: .init(global: 1, perHost: nil))
+        for n in 1...3 { scheduler.enqueue(id(UInt64(n)), host: "a", priority: 0) }
+        #expect(scheduler.admit() == [id(1)])
+        scheduler.handOver(id(1))
+        #expect(scheduler.admit() == [id(2)])
+        scheduler.reclaim(id(1), host: "a")
+        #expect(scheduler.runningCount == 2)
+        scheduler.finished(id(1))
+        #expect(scheduler.admit() == [])
+        scheduler.finished(id(2))
+        #expect(scheduler.admit() == [id(3)])
+        // Reclaiming a download that never handed over changes nothing.
+        scheduler.reclaim(id(3), host: "a")
+        #expect(scheduler.runningCount == 1)
+    }
+
+    /// A handed-over member still holds its sequential group open: the next group waits
+    /// until it has finished.
+    @Test func handedOverMemberKeepsItsGroupCurrent() {
+        var scheduler = SchedulerState(limits: .init(global: 2, perHost: nil, sequentialGroups: true))
+        scheduler.enqueue(id(1), host: "h", priority: 0, group: 0)
+        scheduler.enqueue(id(2), host: "h", priority: 0, group: 1)
+        #expect(scheduler.admit() == [id(1)])
+        scheduler.handOver(id(1))
+        #expect(scheduler.admit() == [])
+        scheduler.finished(id(1))
+        #expect(scheduler.admit() == [id(2)])
+    }
 }

@@ -98,6 +98,27 @@ struct StoreTests {
         #expect(try await store.load(DownloadID(rawValue: 12345)) == nil)
     }
 
+    /// A placement intent written on its own changes that column only, and in one
+    /// transaction with the rows and events written beside it.
+    @Test func placementIntentAloneTouchesOnlyItsColumn() async throws {
+        let store = try DownloadStore.open(directory: nil)
+        let stored = Self.minimal(1)
+        let other = Self.minimal(2)
+        try await store.save([stored, other])
+        let intent = PlacementIntent(
+            directory: "/srv/downloads", name: "1 \"one\".bin", policy: .rename, device: 7, inode: UInt64.max, length: 16_384)
+        var changedOther = other
+        changedOther.state = .completed
+        let before = store.committer.transactionsCommitted
+        try await store.save([changedOther], placements: [StoredPlacement(id: stored.id, intent: intent)], events: [], session: "default")
+        #expect(store.committer.transactionsCommitted == before + 1)
+
+        var expected = stored
+        expected.placement = intent
+        #expect(try await store.load(stored.id) == expected)
+        #expect(try await store.load(other.id) == changedOther)
+    }
+
     /// Saving a download whose ID is already stored replaces it, keeping one row.
     @Test func replaceByID() async throws {
         let store = try DownloadStore.open(directory: nil)

@@ -40,7 +40,7 @@ struct HTTPFloor {
                         if write {
                             let name = String(urls[index].split(separator: "/").last ?? "file")
                             let data = Data(body.readBytes(length: body.readableBytes) ?? [])
-                            FileManager.default.createFile(atPath: name, contents: data)
+                            guard FileManager.default.createFile(atPath: name, contents: data) else { throw CocoaError(.fileWriteUnknown) }
                         }
                         index += concurrency
                     }

@@ -41,6 +41,8 @@ struct SchedulerState: Sendable {
     private var nextTicket: UInt64 = 0
     private(set) var runningHosts: [DownloadID: String] = [:]
     private var runningPerHost: [String: Int] = [:]
+    /// Downloads that gave their slot back before finishing (`handOver`).
+    private var handedOver: Set<DownloadID> = []
 
     init(limits: Limits) {
         precondition(limits.global >= 1, "the global limit must be at least 1")
@@ -49,6 +51,8 @@ struct SchedulerState: Sendable {
 
     var queuedCount: Int { queued.count }
     var runningCount: Int { runningHosts.count }
+    /// Whether the download holds a slot, or held one and handed it over without finishing.
+    func isAdmitted(_ id: DownloadID) -> Bool { runningHosts[id] != nil || handedOver.contains(id) }
     func isQueued(_ id: DownloadID) -> Bool { queued[id] != nil }
 
     /// Adds a download to the back of its priority's lane.
@@ -86,8 +90,31 @@ struct SchedulerState: Sendable {
         limits.sequentialGroups ? activePerGroup.keys.min() : nil
     }
 
+    /// A running download needs no connection any more (its bytes are all here) but has not
+    /// finished: its slot goes to the next download. It still counts for its group, so that a
+    /// sequential group is not left before its last file is in place. `finished` follows.
+    mutating func handOver(_ id: DownloadID) {
+        guard let host = runningHosts.removeValue(forKey: id) else { return }
+        runningPerHost[host, default: 1] -= 1
+        if runningPerHost[host] == 0 { runningPerHost[host] = nil }
+        handedOver.insert(id)
+    }
+
+    /// A handed-over download needs a connection again (placing its file failed and it will
+    /// try again): it takes its slot back at once, even above the limit, since it was
+    /// admitted already; the limit holds again as soon as it or another download finishes.
+    mutating func reclaim(_ id: DownloadID, host: String) {
+        guard handedOver.remove(id) != nil else { return }
+        runningHosts[id] = host
+        runningPerHost[host, default: 0] += 1
+    }
+
     /// A running download gave its slot back.
     mutating func finished(_ id: DownloadID) {
+        if handedOver.remove(id) != nil {
+            leaveGroup(id)
+            return
+        }
         guard let host = runningHosts.removeValue(forKey: id) else {
             preconditionFailure("\(id) finished but was not running")
         }

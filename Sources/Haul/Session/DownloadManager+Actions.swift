@@ -148,6 +148,9 @@ extension DownloadManager {
         case .stopped:
             outcome = .stopped
         }
+        // A download that handed its slot over once its bytes were verified and then did not
+        // complete (placing failed, or it was stopped) is one of the running ones again.
+        if outcome != .succeeded { scheduler.reclaim(id, host: record.host) }
         let action = record.machine.transferEnded(outcome)
         records[id] = record
         perform(action, for: id)
@@ -172,7 +175,7 @@ extension DownloadManager {
     }
 
     private func releaseSlot(_ id: DownloadID) {
-        guard scheduler.runningHosts[id] != nil else { return }
+        guard scheduler.isAdmitted(id) else { return }
         scheduler.finished(id)
         admitQueued()
     }

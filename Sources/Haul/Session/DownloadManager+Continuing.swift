@@ -14,7 +14,7 @@ extension DownloadManager {
     @discardableResult
     public func add(_ requests: [DownloadRequest], toGroup name: String, continuingExisting: Bool) async throws(HaulError) -> DownloadGroup {
         guard continuingExisting else { return try await add(requests, toGroup: name) }
-        for request in requests { try Self.validate(request) }
+        try Self.validate(requests)
         guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
         createGroupIfNeeded(name)
         var latest: [RequestIdentity: DownloadID] = [:]

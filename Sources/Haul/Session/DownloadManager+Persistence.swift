@@ -15,7 +15,8 @@ struct DurableFields: Sendable, Hashable {
 
 /// Keeping the store in step with the records: new downloads are written before they can
 /// start; state changes and checkpoints are batched (written at most every
-/// `storeFlushInterval`, never per chunk); a placement intent is written before the rename.
+/// `storeFlushInterval`, never per chunk); a placement intent is written before the rename
+/// (see `DownloadManager+Placement.swift`).
 extension DownloadManager {
     static let storeFlushInterval: Duration = .milliseconds(50)
     /// From this many new downloads at once, memory is handed back after the write.
@@ -61,23 +62,30 @@ extension DownloadManager {
     /// sequence follows the order of events. On failure the rows stay dirty and the events
     /// pending, and both are tried again with the next change; the durable bytes on disk are
     /// unaffected.
-    func flushDirty() async {
+    ///
+    /// Returns whether the write chained by this call succeeded: a row marked dirty before the
+    /// call is then in the store (written by this write or an earlier one).
+    @discardableResult
+    func flushDirty() async -> Bool {
         let previous = flushChain
         let write = Task {
             await previous?.value
-            await self.writeDirty()
+            return await self.writeDirty()
         }
-        flushChain = write
-        await write.value
+        flushChain = Task { _ = await write.value }
+        return await write.value
     }
 
-    private func writeDirty() async {
+    private func writeDirty() async -> Bool {
         let events = outbox?.drain() ?? []
-        guard !dirty.isEmpty || !events.isEmpty else { return }
+        guard !dirty.isEmpty || !events.isEmpty || !placementsToWrite.isEmpty else { return true }
         let ids = dirty
         let withSegments = segmentsDirty
+        // A row written in full carries its intent already.
+        let placements = placementsToWrite.filter { !ids.contains($0.id) }
         dirty = []
         segmentsDirty = []
+        placementsToWrite = []
         let rows = ids.compactMap { id in
             records[id].map { record in
                 var row = storedDownload(record)
@@ -86,12 +94,16 @@ extension DownloadManager {
             }
         }
         do {
-            try await store.save(rows, events: events, session: session)
+            try await store.save(rows, placements: placements, events: events, session: session)
             if !events.isEmpty { wakeOutboxWaiters() }
+            return true
         } catch {
             dirty.formUnion(ids)
             segmentsDirty.formUnion(withSegments)
+            placementsToWrite = placements + placementsToWrite
             outbox?.restore(events)
+            lastWriteError = error
+            return false
         }
     }
 
@@ -116,14 +128,6 @@ extension DownloadManager {
         } else {
             hub.emit(.checkpointed(id, durableOffset: checkpoint.durableOffset))
         }
-    }
-
-    /// A verified part is about to be renamed: record where, durably, before it happens.
-    func recordPlacement(_ id: DownloadID, _ intent: PlacementIntent) async throws(HaulError) {
-        guard records[id] != nil else { return }
-        records[id]?.details.durable.placement = intent
-        guard let row = records[id].map(storedDownload) else { return }
-        try await store.save([row])
     }
 
     func storedDownload(_ record: Record) -> StoredDownload {

@@ -32,6 +32,14 @@ public actor DownloadManager {
     /// The store write in flight: writes that carry events go one after another, so that
     /// sequence numbers follow the order of events.
     var flushChain: Task<Void, Never>?
+    /// Why the last store write failed, for callers that must not go on without it.
+    var lastWriteError: HaulError?
+    /// Verified downloads waiting for their placement intent to be written (see
+    /// `recordPlacement`), and whether a write for them is already on its way.
+    var placementWaiters: [CheckedContinuation<Void, any Error>] = []
+    /// Placement intents not yet written (a narrow update, not the whole row).
+    var placementsToWrite: [StoredPlacement] = []
+    var placementWriteScheduled = false
     /// Long polls (`events(after:waitingUpTo:)`) waiting for the next events to be stored.
     var outboxWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     var scheduler: SchedulerState
@@ -121,7 +129,7 @@ public actor DownloadManager {
     /// (a remote client adding to a large group needs them, not the whole group's list).
     @discardableResult
     public func addMembers(_ requests: [DownloadRequest], toGroup name: String) async throws(HaulError) -> [DownloadID] {
-        for request in requests { try Self.validate(request) }
+        try Self.validate(requests)
         guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
         createGroupIfNeeded(name)
         var directories = DirectoryCache()
@@ -183,10 +191,15 @@ public actor DownloadManager {
     /// Checks requests the way `add` does, without adding them: a caller can refuse bad
     /// input before it opens anything.
     public static func validate(_ requests: [DownloadRequest]) throws(HaulError) {
-        for request in requests { try validate(request) }
+        // A batch nearly always shares one directory: ask the file system about it once.
+        var checkedDirectory: URL?
+        for request in requests {
+            try validate(request, directoryChecked: request.directory == checkedDirectory)
+            checkedDirectory = request.directory
+        }
     }
 
-    static func validate(_ request: DownloadRequest) throws(HaulError) {
+    static func validate(_ request: DownloadRequest, directoryChecked: Bool = false) throws(HaulError) {
         let scheme = request.url.scheme?.lowercased() ?? ""
         guard !scheme.isEmpty, request.url.host?.isEmpty == false || scheme != "http" && scheme != "https" else {
             throw HaulError(.invalidURL, "'\(request.url.absoluteString)' is not a valid URL")
@@ -200,6 +213,7 @@ public actor DownloadManager {
                   !header.value.contains(where: \.isNewline)
             else { throw HaulError(.invalidRequest, "invalid header '\(header.name)'") }
         }
+        guard !directoryChecked else { return }
         let directory = request.directory.path
         let status = SystemCalls.directoryStatus(directory)
         guard status.exists else { throw HaulError(.directoryNotFound, "\(directory) does not exist or is not a directory") }

@@ -1,7 +1,12 @@
 extension DownloadManager {
     /// How a manager schedules, retries and reports. Every default is stated on its property.
     public struct Configuration: Sendable {
-        /// Downloads running at once, across all hosts. Default 4.
+        /// Downloads fetching at once, across all hosts. Default 4.
+        ///
+        /// A download whose bytes are all received and verified gives its slot to the next one
+        /// while its file is recorded and moved into place (a few milliseconds), so that a batch
+        /// of small files keeps every connection busy; a few more than this may therefore show
+        /// as running for that moment.
         public var maxConcurrentDownloads: Int
         /// Downloads running at once against one host; nil (the default) means only the global
         /// limit applies. There is no other, hidden limit.

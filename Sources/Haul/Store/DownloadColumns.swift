@@ -38,7 +38,7 @@ enum DownloadColumn: Int, CaseIterable {
 
 /// Turns downloads into statement arguments for `DownloadColumn.upsertSQL`. Create one per batch.
 struct DownloadRowEncoder {
-    private let json = JSONColumns()
+    let json = JSONColumns()
 
     func arguments(for download: StoredDownload) throws -> StatementArguments {
         var values: [(any DatabaseValueConvertible)?] = []

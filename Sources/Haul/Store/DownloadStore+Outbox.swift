@@ -4,11 +4,17 @@ import GRDB
 /// The event outbox and session settings: what a daemon needs to give a returning client every
 /// event it missed, and to continue a session's downloads alone after a restart.
 extension DownloadStore {
-    /// Writes rows and the events they caused in one transaction, so that after a crash the
-    /// outbox never says less (or more) than the downloads' states.
-    func save(_ downloads: [StoredDownload], events: [SessionEvent], session: String) async throws(HaulError) {
-        guard !events.isEmpty else { return try await save(downloads) }
-        try await committer.submit(.all([.save(downloads), .appendEvents(session: session, events)]))
+    /// Writes rows, placement intents and the events they caused in one transaction, so that
+    /// after a crash the outbox never says less (or more) than the downloads' states.
+    func save(
+        _ downloads: [StoredDownload], placements: [StoredPlacement] = [], events: [SessionEvent], session: String
+    ) async throws(HaulError) {
+        var writes: [StoreWrite] = []
+        if !downloads.isEmpty { writes.append(.save(downloads)) }
+        if !placements.isEmpty { writes.append(.recordPlacements(placements)) }
+        if !events.isEmpty { writes.append(.appendEvents(session: session, events)) }
+        guard !writes.isEmpty else { return }
+        try await committer.submit(writes.count == 1 ? writes[0] : .all(writes))
     }
 
     func acknowledgeEvents(session: String, through sequence: Int64) async throws(HaulError) {

@@ -5,6 +5,9 @@ import GRDB
 enum StoreWrite: Sendable {
     case save([StoredDownload])
     case delete([DownloadID])
+    /// Sets the placement intent of downloads already in the store, touching nothing else of
+    /// their rows: what must be durable before a verified file is renamed, and nothing more.
+    case recordPlacements([StoredPlacement])
     /// Appends to a session's outbox; the store assigns each event its sequence number.
     case appendEvents(session: String, [SessionEvent])
     /// The client has handled every event up to and including `through`.
@@ -48,6 +51,13 @@ enum StoreWrite: Sendable {
                     if let segments = download.segments {
                         try SegmentRows.replace(segments, of: download.id, in: db)
                     }
+                }
+            case .recordPlacements(let placements):
+                let update = try db.cachedStatement(sql: "UPDATE download SET placement = ? WHERE id = ?")
+                for placement in placements {
+                    try update.execute(arguments: [
+                        try rows.json.encode(optional: placement.intent), Int64(bitPattern: placement.id.rawValue),
+                    ])
                 }
             case .delete(let ids):
                 for id in ids {

@@ -60,6 +60,12 @@ struct PlacementIntent: Codable, Sendable, Hashable {
     var length: Int64
 }
 
+/// A download's placement intent, to be written on its own (`StoreWrite.recordPlacements`).
+struct StoredPlacement: Sendable, Hashable {
+    var id: DownloadID
+    var intent: PlacementIntent
+}
+
 /// A `HaulError` as stored (its code by name).
 struct StoredError: Codable, Sendable, Hashable {
     var code: String
