@@ -108,7 +108,7 @@ struct DownloadPlan: Sendable {
     /// A byte count as aria2 writes it: digits with an optional `K` or `M` (or `G`) suffix,
     /// powers of 1024 (`512K`, `1M`, `20M`); nil when the text is anything else.
     static func byteCount(_ text: String) -> Int64? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingBlanks()
         let multipliers: [Character: Int64] = ["k": 1 << 10, "m": 1 << 20, "g": 1 << 30]
         var digits = Substring(trimmed)
         var multiplier: Int64 = 1

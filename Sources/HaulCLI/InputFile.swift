@@ -81,12 +81,3 @@ enum InputFile {
     }
 }
 
-extension StringProtocol {
-    /// Without leading and trailing spaces and tabs (what `.whitespaces` trims, less the
-    /// bridging through NSString that made trimming a fifth of parsing a 5,000-line list).
-    func trimmingBlanks() -> String {
-        let isBlank = { (character: Character) in character.isWhitespace && !character.isNewline }
-        guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else { return "" }
-        return String(self[first...last])
-    }
-}

@@ -48,7 +48,7 @@ extension ResumePolicy {
             guard range.start == requestedStart else {
                 return .rangesUnusable(reason: "\(url) sent bytes from \(range.start) when asked for \(requestedStart)")
             }
-            let encoding = header("content-encoding")?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            let encoding = header("content-encoding")?.trimmingBlanks().lowercased() ?? ""
             guard encoding.isEmpty || encoding == "identity" else {
                 return .rangesUnusable(reason: "\(url) sent a content-encoded range")
             }

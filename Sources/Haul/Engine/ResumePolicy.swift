@@ -43,12 +43,12 @@ enum ResumePolicy {
     /// Reads the entity description from response headers (rules 1 and 6).
     /// `header` looks a header up case-insensitively.
     static func entity(status: Int, header: (String) -> String?) -> Entity {
-        let encoding = header("content-encoding")?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        let encoding = header("content-encoding")?.trimmingBlanks().lowercased() ?? ""
         let identity = encoding.isEmpty || encoding == "identity"
         let rangesRefused = header("accept-ranges")?.lowercased().contains("none") ?? false
         var validator: Validator?
         var weakETag = false
-        if let etag = header("etag")?.trimmingCharacters(in: .whitespaces), !etag.isEmpty {
+        if let etag = header("etag")?.trimmingBlanks(), !etag.isEmpty {
             if etag.hasPrefix("W/") { weakETag = true } else { validator = .etag(etag) }
         }
         if validator == nil, !weakETag, let modified = header("last-modified"), HTTPDate.parse(modified) != nil {
@@ -57,7 +57,7 @@ enum ResumePolicy {
         var total: Int64?
         if status == 206, let range = header("content-range").flatMap(ContentRange.init(parsing:)) {
             total = range.total
-        } else if let length = header("content-length").flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }), length >= 0 {
+        } else if let length = header("content-length").flatMap({ Int64($0.trimmingBlanks()) }), length >= 0 {
             total = length
         }
         return Entity(
@@ -120,9 +120,9 @@ struct ContentRange: Sendable, Hashable {
     var total: Int64?
 
     init?(parsing text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingBlanks()
         guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
-        let spec = trimmed.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let spec = trimmed.dropFirst(6).trimmingBlanks()
         let slash = spec.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard slash.count == 2 else { return nil }
         let bounds = slash[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)

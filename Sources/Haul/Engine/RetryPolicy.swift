@@ -43,7 +43,7 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// Parses a Retry-After header: delta-seconds or an HTTP date.
     static func parseRetryAfter(_ value: String, now: Date = Date()) -> Duration? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingBlanks()
         if let seconds = Int64(trimmed), seconds >= 0 { return .seconds(seconds) }
         guard let date = HTTPDate.parse(trimmed) else { return nil }
         return .milliseconds(Int64(max(0, date.timeIntervalSince(now)) * 1000))

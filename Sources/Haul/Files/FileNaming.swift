@@ -33,9 +33,9 @@ enum FileNaming {
         let lastComponent = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var scalars = String.UnicodeScalarView()
         scalars.append(contentsOf: lastComponent.unicodeScalars.filter { !isControl($0) })
-        var name = String(scalars).trimmingCharacters(in: .whitespacesAndNewlines)
+        var name = String(scalars).trimmingWhitespace()
         while name.hasPrefix(".") { name.removeFirst() }
-        name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        name = name.trimmingWhitespace()
         guard !name.isEmpty else { return nil }
         return truncate(name)
     }
@@ -96,7 +96,7 @@ enum FileNaming {
         while !rest.isEmpty {
             rest = rest.drop(while: { $0 == " " || $0 == "\t" || $0 == ";" })
             guard let equals = rest.firstIndex(of: "=") else { break }
-            let name = rest[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            let name = rest[..<equals].trimmingBlanks().lowercased()
             rest = rest[rest.index(after: equals)...].drop(while: { $0 == " " || $0 == "\t" })
             var value = ""
             if rest.first == "\"" {
@@ -112,7 +112,7 @@ enum FileNaming {
                 rest = rest.drop(while: { $0 != ";" })
             } else {
                 let end = rest.firstIndex(of: ";") ?? rest.endIndex
-                value = rest[..<end].trimmingCharacters(in: .whitespaces)
+                value = rest[..<end].trimmingBlanks()
                 rest = rest[end...]
             }
             if result[name] == nil { result[name] = value }

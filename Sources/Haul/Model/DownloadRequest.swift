@@ -27,8 +27,8 @@ public struct HeaderField: Hashable, Sendable, Codable {
         guard let colon = line.firstIndex(of: ":") else {
             throw HaulError(.invalidRequest, "a header is written 'Name: value', got '\(line)'")
         }
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let name = line[..<colon].trimmingBlanks()
+        let value = line[line.index(after: colon)...].trimmingBlanks()
         guard !name.isEmpty, !name.contains(where: { $0.isWhitespace || $0.isNewline }),
               !value.contains(where: \.isNewline)
         else {

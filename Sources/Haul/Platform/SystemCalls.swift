@@ -13,6 +13,12 @@ import Darwin
 /// glibc's malloc_trim, which Swift's Glibc module does not export.
 @_silgen_name("malloc_trim")
 private func glibcMallocTrim(_ pad: Int) -> Int32
+
+/// glibc's renameat2 (2.28 and later), which Swift's Glibc module does not export either.
+@_silgen_name("renameat2")
+private func glibcRenameat2(
+    _ fromDirectory: Int32, _ from: UnsafePointer<CChar>, _ toDirectory: Int32, _ to: UnsafePointer<CChar>, _ flags: UInt32
+) -> Int32
 #endif
 
 enum SystemCalls {
@@ -124,10 +130,11 @@ enum SystemCalls {
 
     /// Renames atomically, failing with `.fileExists` instead of replacing an existing file.
     ///
-    /// Darwin has renamex_np(RENAME_EXCL). Glibc's renameat2 is not visible to Swift, so on
-    /// Linux a hard link makes the final name appear atomically (link fails with EEXIST rather
-    /// than replace), then the part name is removed. File systems without hard links fall back
-    /// to check-then-rename, which is only racy against another writer of the same name.
+    /// Darwin has renamex_np(RENAME_EXCL), Linux renameat2(RENAME_NOREPLACE): one system call.
+    /// Where the file system refuses that flag, a hard link makes the final name appear
+    /// atomically (link fails with EEXIST rather than replace), then the part name is removed;
+    /// file systems without hard links fall back to check-then-rename, which is only racy
+    /// against another writer of the same name.
     static func renameNoReplace(from source: String, to destination: String) throws(HaulError) {
         #if canImport(Darwin)
         if renamex_np(source, destination, UInt32(RENAME_EXCL)) == 0 { return }
@@ -135,6 +142,15 @@ enum SystemCalls {
         if code == EEXIST { throw HaulError(.fileExists, "\(destination) already exists") }
         guard code == ENOTSUP || code == EINVAL else { throw error(code, "cannot move \(source) to \(destination)") }
         #else
+        #if canImport(Glibc)
+        let renameNoReplace: UInt32 = 1
+        if glibcRenameat2(AT_FDCWD, source, AT_FDCWD, destination, renameNoReplace) == 0 { return }
+        let renameCode = errno
+        if renameCode == EEXIST { throw HaulError(.fileExists, "\(destination) already exists") }
+        guard renameCode == EINVAL || renameCode == ENOSYS || renameCode == ENOTSUP || renameCode == EOPNOTSUPP else {
+            throw error(renameCode, "cannot move \(source) to \(destination)")
+        }
+        #endif
         if link(source, destination) == 0 {
             _ = unlink(source)
             return

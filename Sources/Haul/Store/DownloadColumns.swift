@@ -38,7 +38,7 @@ enum DownloadColumn: Int, CaseIterable {
 
 /// Turns downloads into statement arguments for `DownloadColumn.upsertSQL`. Create one per batch.
 struct DownloadRowEncoder {
-    let json = JSONColumns()
+    private let json = JSONColumns()
 
     func arguments(for download: StoredDownload) throws -> StatementArguments {
         var values: [(any DatabaseValueConvertible)?] = []
@@ -64,21 +64,21 @@ struct DownloadRowEncoder {
         case .url: return request.urlText.databaseValue
         case .directory: return StoredURL.directoryText(request.directory).databaseValue
         case .fileName: return request.fileName.databaseValue
-        case .headers: return try json.encode(headers: request.headers).databaseValue
-        case .checksums: return try json.encode(checksums: request.checksums).databaseValue
-        case .metadata: return try json.encode(metadata: request.metadata).databaseValue
+        case .headers: return json.encode(headers: request.headers).databaseValue
+        case .checksums: return json.encode(checksums: request.checksums).databaseValue
+        case .metadata: return json.encode(metadata: request.metadata).databaseValue
         case .conflictPolicy: return request.conflictPolicy.rawValue.databaseValue
         case .partKey: return download.partKey.databaseValue
         case .finalURL: return download.finalURL?.absoluteString.databaseValue ?? .null
-        case .validator: return try json.encode(validator: download.validator).databaseValue
+        case .validator: return json.encode(validator: download.validator).databaseValue
         case .expectedLength: return download.expectedLength.databaseValue
         case .durableOffset: return download.durableOffset.databaseValue
-        case .placement: return try json.encode(optional: download.placement).databaseValue
+        case .placement: return json.encode(placement: download.placement).databaseValue
         case .filePath: return download.filePath.databaseValue
         case .fileSize: return download.fileSize.databaseValue
         case .fileModified: return StoredDate.value(download.fileModified)
         case .skipped: return download.skipped.databaseValue
-        case .verifiedChecksums: return try json.encode(checksums: download.verifiedChecksums).databaseValue
+        case .verifiedChecksums: return json.encode(checksums: download.verifiedChecksums).databaseValue
         case .error: return try json.encode(optional: download.error).databaseValue
         case .attempts: return download.attempts.databaseValue
         case .createdAt: return StoredDate.value(download.createdAt)

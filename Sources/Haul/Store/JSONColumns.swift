@@ -3,7 +3,8 @@ import Foundation
 /// Encodes and decodes the download table's JSON columns.
 ///
 /// One instance serves a whole batch, so the JSON coders are created once per transaction,
-/// not once per row. Empty collections, by far the common case, skip the coders entirely.
+/// not once per row. The columns every row has are written by `JSONText`; the coders serve
+/// the rare ones (an error, transfer options) and reading.
 ///
 /// The JSON shapes are the store's own (`ValidatorColumn`, checksums as `"sha256=…"` strings,
 /// headers as `[name, value]` pairs) rather than the model types' synthesized `Codable`
@@ -21,24 +22,30 @@ struct JSONColumns {
 
     // MARK: Encoding
 
-    func encode(headers: [HeaderField]) throws -> String {
-        if headers.isEmpty { return "[]" }
-        return try text(headers.map { [$0.name, $0.value] })
+    // The columns every row carries are written by `JSONText`, not `JSONEncoder`: see there.
+
+    func encode(headers: [HeaderField]) -> String {
+        JSONText.pairs(headers.map { ($0.name, $0.value) })
     }
 
-    func encode(checksums: [Checksum]) throws -> String {
-        if checksums.isEmpty { return "[]" }
-        return try text(checksums.map(\.description))
+    func encode(checksums: [Checksum]) -> String {
+        JSONText.strings(checksums.map(\.description))
     }
 
-    func encode(metadata: [String: String]) throws -> String {
-        if metadata.isEmpty { return "{}" }
-        return try text(metadata)
+    func encode(metadata: [String: String]) -> String {
+        JSONText.object(metadata)
     }
 
-    func encode(validator: Validator?) throws -> String? {
-        guard let validator else { return nil }
-        return try text(ValidatorColumn(validator))
+    func encode(validator: Validator?) -> String? {
+        switch validator {
+        case nil: return nil
+        case .etag(let value): return JSONText.object(sortedMembers: [("etag", JSONText.quoted(value))])
+        case .lastModified(let value): return JSONText.object(sortedMembers: [("lastModified", JSONText.quoted(value))])
+        }
+    }
+
+    func encode(placement: PlacementIntent?) -> String? {
+        placement?.jsonText
     }
 
     func encode<Value: Encodable>(optional value: Value?) throws -> String? {

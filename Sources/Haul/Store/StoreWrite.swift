@@ -55,9 +55,7 @@ enum StoreWrite: Sendable {
             case .recordPlacements(let placements):
                 let update = try db.cachedStatement(sql: "UPDATE download SET placement = ? WHERE id = ?")
                 for placement in placements {
-                    try update.execute(arguments: [
-                        try rows.json.encode(optional: placement.intent), Int64(bitPattern: placement.id.rawValue),
-                    ])
+                    try update.execute(arguments: [placement.intent.jsonText, Int64(bitPattern: placement.id.rawValue)])
                 }
             case .delete(let ids):
                 for id in ids {

@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+@testable import Haul
+
+/// The hand-written column JSON is what `JSONEncoder` (sorted keys, slashes unescaped) writes,
+/// byte for byte, and reads back as the same values.
+@Suite("JSON column text")
+struct JSONTextTests {
+    static let awkward = [
+        "", "plain", "a/b/c", "quote \" and backslash \\", "tab\tnew\nline\rreturn", "\u{08}\u{0C}\u{01}\u{1F}\u{7F}",
+        "ünïcödé ✓ 𝄞", "emoji 🙂 and \u{2028} separator",
+    ]
+
+    static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    static func reference<Value: Encodable>(_ value: Value) throws -> String {
+        String(decoding: try encoder().encode(value), as: UTF8.self)
+    }
+
+    @Test(arguments: awkward) func strings(_ text: String) throws {
+        #expect(JSONText.quoted(text) == (try Self.reference(text)))
+        #expect(try JSONDecoder().decode(String.self, from: Data(JSONText.quoted(text).utf8)) == text)
+    }
+
+    @Test func collections() throws {
+        let metadata = Dictionary(uniqueKeysWithValues: Self.awkward.enumerated().map { ("k\($0.offset) \($0.element)", $0.element) })
+        #expect(JSONText.object(metadata) == (try Self.reference(metadata)))
+        #expect(JSONText.object([:]) == (try Self.reference([String: String]())))
+        #expect(JSONText.strings(Self.awkward) == (try Self.reference(Self.awkward)))
+        #expect(JSONText.strings([]) == (try Self.reference([String]())))
+        let pairs = Self.awkward.map { ($0, $0 + "!") }
+        #expect(JSONText.pairs(pairs) == (try Self.reference(pairs.map { [$0.0, $0.1] })))
+    }
+
+    @Test func placementIntent() throws {
+        for intent in [
+            PlacementIntent(directory: "/tmp/haul dir/ü", name: "c \"d\".iso", policy: .rename, device: UInt64.max, inode: 0, length: Int64.max),
+            PlacementIntent(directory: "/", name: "a\\b", policy: .overwrite, device: 2049, inode: 123_456, length: 0),
+        ] {
+            #expect(intent.jsonText == (try Self.reference(intent)))
+            #expect(try JSONDecoder().decode(PlacementIntent.self, from: Data(intent.jsonText.utf8)) == intent)
+        }
+    }
+}
