@@ -83,7 +83,7 @@ extension DownloadManager {
 
     private func startTransfer(_ id: DownloadID, attempt: Int) {
         guard var record = records[id] else { return }
-        var transfer = record.details.transfer ?? TransferState(
+        let transfer = record.details.transfer ?? TransferState(
             request: record.kept.request, partKey: record.partKey.description, validator: record.details.durable.validator,
             expectedLength: record.details.durable.expectedLength, durableOffset: record.details.durable.durableOffset,
             finalURL: record.details.finalURL, segments: record.details.durable.segments)
@@ -102,9 +102,12 @@ extension DownloadManager {
             },
             checkpoint: { checkpoint in await self.recordCheckpoint(id, checkpoint) },
             willPlace: { (intent) async throws(HaulError) in try await self.recordPlacement(id, intent) })
-        record.details.task = Task {
+        // Detached, so that the transfer starts on a free thread at once instead of first
+        // queueing on this actor, which every other transfer's bookkeeping also needs.
+        record.details.task = Task.detached { [transfer] in
+            var transfer = transfer
             let result = await runner.run(&transfer, live: live, reporter: reporter)
-            self.transferEnded(id, transfer: transfer, result: result)
+            await self.transferEnded(id, transfer: transfer, result: result)
         }
         records[id] = record
         startTickerIfNeeded()
