@@ -119,6 +119,27 @@ struct StoreTests {
         #expect(try await store.load(other.id) == changedOther)
     }
 
+    /// A progress write changes what a running download changes and leaves the rest of the
+    /// row (request, group, place) as it was stored.
+    @Test func progressWriteLeavesTheRequestAlone() async throws {
+        let store = try DownloadStore.open(directory: nil)
+        let stored = Self.minimal(1, group: "g")
+        try await store.save([stored])
+        var progressed = try Self.full()
+        progressed.id = stored.id
+        progressed.session = stored.session
+        progressed.segments = [DurableSegment(start: 0, end: 10, durableOffset: 4)]
+        try await store.save([], progressOf: [progressed], events: [], session: "default")
+
+        var expected = progressed
+        expected.group = stored.group
+        expected.position = stored.position
+        expected.kept = stored.kept
+        expected.partKey = stored.partKey
+        expected.createdAt = stored.createdAt
+        #expect(try await store.load(stored.id) == expected)
+    }
+
     /// Saving a download whose ID is already stored replaces it, keeping one row.
     @Test func replaceByID() async throws {
         let store = try DownloadStore.open(directory: nil)

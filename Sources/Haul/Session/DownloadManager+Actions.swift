@@ -211,7 +211,7 @@ extension DownloadManager {
             records[id]?.details.transfer = nil
             records[id]?.details.durable = DurableFields()
             records[id]?.details.progress = TransferProgress()
-            markDirty(id)
+            markWholeRowDirty(id)
         } else {
             partKeysInUse[record.partKey.base] = id
         }

@@ -99,7 +99,7 @@ extension DownloadManager {
         groups[name]?.members.append(id)
         if !record.isFinished { groups[name]?.unfinished += 1 }
         records[id]?.group = name
-        markDirty(id)
+        markWholeRowDirty(id)
     }
 
     private func continueAdopted(_ id: DownloadID) {

@@ -47,6 +47,13 @@ extension DownloadManager {
         scheduleWrite()
     }
 
+    /// Like `markDirty`, for a change to what `markDirty` does not write: the download's
+    /// request (priority and speed limit included), group or part key.
+    func markWholeRowDirty(_ id: DownloadID) {
+        wholeRowsDirty.insert(id)
+        markDirty(id)
+    }
+
     /// Starts the batching delay before the next write, unless one is already pending.
     func scheduleWrite() {
         guard flushTask == nil, !isShutDown else { return }
@@ -80,25 +87,29 @@ extension DownloadManager {
         let events = outbox?.drain() ?? []
         guard !dirty.isEmpty || !events.isEmpty || !placementsToWrite.isEmpty else { return true }
         let ids = dirty
+        let whole = wholeRowsDirty
         let withSegments = segmentsDirty
         // A row written in full carries its intent already.
         let placements = placementsToWrite.filter { !ids.contains($0.id) }
         dirty = []
+        wholeRowsDirty = []
         segmentsDirty = []
         placementsToWrite = []
-        let rows = ids.compactMap { id in
-            records[id].map { record in
-                var row = storedDownload(record)
-                if withSegments.contains(id) { row.segments = record.details.durable.segments }
-                return row
-            }
+        var rows: [StoredDownload] = []
+        var changed: [StoredDownload] = []
+        for id in ids {
+            guard let record = records[id] else { continue }
+            var row = storedDownload(record)
+            if withSegments.contains(id) { row.segments = record.details.durable.segments }
+            if whole.contains(id) { rows.append(row) } else { changed.append(row) }
         }
         do {
-            try await store.save(rows, placements: placements, events: events, session: session)
+            try await store.save(rows, progressOf: changed, placements: placements, events: events, session: session)
             if !events.isEmpty { wakeOutboxWaiters() }
             return true
         } catch {
             dirty.formUnion(ids)
+            wholeRowsDirty.formUnion(whole)
             segmentsDirty.formUnion(withSegments)
             placementsToWrite = placements + placementsToWrite
             outbox?.restore(events)
@@ -156,6 +167,7 @@ extension DownloadManager {
         scheduler.dequeue(id)
         order.removeAll { $0 == id }
         dirty.remove(id)
+        wholeRowsDirty.remove(id)
         releasePartKey(of: record)
         if let group = record.group {
             groups[group]?.members.removeAll { $0 == id }

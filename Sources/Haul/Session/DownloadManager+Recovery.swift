@@ -17,7 +17,9 @@ extension DownloadManager {
             lastPosition = max(lastPosition, row.position)
             // Every stored key was written by `PartKey`; should one not read back, the
             // download gets a key of its own and starts its bytes again.
-            let partKey = PartKey(parsing: row.partKey) ?? PartKey(for: row.request).owned(by: row.id)
+            let storedKey = PartKey(parsing: row.partKey)
+            let partKey = storedKey ?? PartKey(for: row.request).owned(by: row.id)
+            if storedKey == nil { markWholeRowDirty(row.id) }
             var record = Record(
                 id: row.id, request: row.request, group: row.group, partKey: partKey,
                 host: internedHost(of: row.request.url), position: row.position, createdAt: row.createdAt)

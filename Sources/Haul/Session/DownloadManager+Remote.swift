@@ -125,7 +125,7 @@ extension DownloadManager {
             requeue.append(other)
         }
         records[id]?.kept.priority = priority
-        markDirty(id)
+        markWholeRowDirty(id)
         for other in requeue {
             guard let record = records[other] else { continue }
             scheduler.dequeue(other)
@@ -220,7 +220,7 @@ extension DownloadManager {
             updated.details.progress = TransferProgress()
         }
         records[id] = updated
-        markDirty(id)
+        markWholeRowDirty(id)
         if let queueIndex {
             enqueueForScheduling(updated)
             _ = try? moveInQueue(id, toIndex: queueIndex)

@@ -23,6 +23,6 @@ extension DownloadManager {
         // its limit from the `LiveTransfer` it shares with this record.
         records[id]?.details.transfer?.request.maxBytesPerSecond = limit
         records[id]?.details.live?.setSpeedLimit(limit)
-        markDirty(id)
+        markWholeRowDirty(id)
     }
 }

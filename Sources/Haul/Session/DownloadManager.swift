@@ -20,6 +20,9 @@ public actor DownloadManager {
     let store: DownloadStore
     /// Downloads whose stored row is out of date; written in batches, never per chunk.
     var dirty: Set<DownloadID> = []
+    /// Of those, the ones whose request, group or part key changed: their row is written
+    /// whole. The others only have their progress columns updated (`StoreWrite.saveProgress`).
+    var wholeRowsDirty: Set<DownloadID> = []
     /// Of those, the ones whose segments changed (written with checkpoints only).
     var segmentsDirty: Set<DownloadID> = []
     var flushTask: Task<Void, Never>?

@@ -32,6 +32,17 @@ enum DownloadColumn: Int, CaseIterable {
             """
     }()
 
+    /// What changes as a download runs: its state, resume and placement facts, and the file it
+    /// became. Its request, group and place in the queue change only when someone changes them.
+    static let progress: [DownloadColumn] = [
+        .state, .finalURL, .validator, .expectedLength, .durableOffset, .placement, .filePath, .fileSize,
+        .fileModified, .skipped, .verifiedChecksums, .error, .attempts, .updatedAt,
+    ]
+
+    /// Updates the `progress` columns of a stored row (the ID is bound last).
+    static let progressUpdateSQL =
+        "UPDATE download SET \(progress.map { "\($0.name) = ?" }.joined(separator: ", ")) WHERE id = ?"
+
     /// Selects every column, in case order; append a WHERE / ORDER BY clause.
     static let selectSQL = "SELECT \(columnList) FROM download"
 }
@@ -48,6 +59,17 @@ struct DownloadRowEncoder {
         }
         // The existential overload: GRDB's generic one maps through a key path, which is
         // not specialized across modules and costs more than the rest of the row.
+        return StatementArguments(values)
+    }
+
+    /// The arguments of `DownloadColumn.progressUpdateSQL`.
+    func progressArguments(for download: StoredDownload) throws -> StatementArguments {
+        var values: [(any DatabaseValueConvertible)?] = []
+        values.reserveCapacity(DownloadColumn.progress.count + 1)
+        for column in DownloadColumn.progress {
+            values.append(try value(of: column, in: download, request: download.kept))
+        }
+        values.append(Int64(bitPattern: download.id.rawValue))
         return StatementArguments(values)
     }
 

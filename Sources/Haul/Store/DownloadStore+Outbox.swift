@@ -4,13 +4,16 @@ import GRDB
 /// The event outbox and session settings: what a daemon needs to give a returning client every
 /// event it missed, and to continue a session's downloads alone after a restart.
 extension DownloadStore {
-    /// Writes rows, placement intents and the events they caused in one transaction, so that
+    /// Writes rows (`downloads` whole, `changed` only their progress columns), placement
+    /// intents and the events they caused in one transaction, so that
     /// after a crash the outbox never says less (or more) than the downloads' states.
     func save(
-        _ downloads: [StoredDownload], placements: [StoredPlacement] = [], events: [SessionEvent], session: String
+        _ downloads: [StoredDownload], progressOf changed: [StoredDownload] = [], placements: [StoredPlacement] = [],
+        events: [SessionEvent], session: String
     ) async throws(HaulError) {
         var writes: [StoreWrite] = []
         if !downloads.isEmpty { writes.append(.save(downloads)) }
+        if !changed.isEmpty { writes.append(.saveProgress(changed)) }
         if !placements.isEmpty { writes.append(.recordPlacements(placements)) }
         if !events.isEmpty { writes.append(.appendEvents(session: session, events)) }
         guard !writes.isEmpty else { return }
