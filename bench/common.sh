@@ -52,6 +52,12 @@ ensure_peers() {
     fi
 }
 
+# The peers, and GNU time to measure them.
+ensure_timed_peers() {
+    ensure_peers
+    command -v /usr/bin/time >/dev/null || { apt-get install -y -qq time >/dev/null; }
+}
+
 # Builds haul in release mode and sets $haul to it.
 build_haul() {
     export PATH="/opt/swift/usr/bin:$PATH"

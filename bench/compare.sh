@@ -10,8 +10,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
-ensure_peers
-command -v /usr/bin/time >/dev/null || { apt-get install -y -qq time >/dev/null; }
+ensure_timed_peers
 work=${1:-/tmp/haul-compare}
 runs=${RUNS:-3}
 jobs=${JOBS:-"a b c d"}
