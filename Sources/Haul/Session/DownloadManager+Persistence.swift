@@ -76,10 +76,10 @@ extension DownloadManager {
     func flushDirty() async -> Bool {
         let previous = flushChain
         let write = Task {
-            await previous?.value
+            _ = await previous?.value
             return await self.writeDirty()
         }
-        flushChain = Task { _ = await write.value }
+        flushChain = write
         return await write.value
     }
 

@@ -5,8 +5,8 @@
 /// transaction per file, as it first was, the intents of thousands of 16 KiB files cost more
 /// than fetching them, and each file held its connection slot while its transaction committed.
 /// So intents are batched like every other change: all the files verified while one write is
-/// on its way (or within a few milliseconds) go in the next, and a file hands its slot to the next download as soon as its
-/// bytes are verified, since what is left to do needs no connection.
+/// on its way (or within a few milliseconds) go in the next, and a file hands its slot to the
+/// next download as soon as its bytes are verified, since what is left needs no connection.
 extension DownloadManager {
     /// How long the first verified file waits for others, while downloads are still fetching.
     /// Measured on 5,000 × 16 KiB at 16 at once: without a wait, intents went about 7 to a

@@ -34,7 +34,7 @@ public actor DownloadManager {
     let outbox: OutboxBuffer?
     /// The store write in flight: writes that carry events go one after another, so that
     /// sequence numbers follow the order of events.
-    var flushChain: Task<Void, Never>?
+    var flushChain: Task<Bool, Never>?
     /// Why the last store write failed, for callers that must not go on without it.
     var lastWriteError: HaulError?
     /// Verified downloads waiting for their placement intent to be written (see
