@@ -65,7 +65,7 @@ struct DaemonCommand: AsyncParsableCommand {
     var rpcSecret: String?
 
     @Option(name: .customLong("max-concurrent-downloads"), help: ArgumentHelp(
-        "Downloads running at once in each session.", valueName: "n"))
+        "Downloads fetching at once in each session.", valueName: "n"))
     var maxConcurrentDownloads: Int?
 
     @Option(name: .customLong("dir"), help: ArgumentHelp(

@@ -46,7 +46,7 @@ struct GetCommand: AsyncParsableCommand {
         "File name to save as (only with exactly one URL).", valueName: "name"))
     var outputName: String?
 
-    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Downloads running at once.")
+    @Option(name: [.customShort("j"), .customLong("jobs")], help: "Downloads fetching at once.")
     var jobs = 4
 
     @Option(name: .customLong("checksum"), parsing: .singleValue, help: ArgumentHelp(
@@ -65,7 +65,7 @@ struct GetCommand: AsyncParsableCommand {
     var conflict = ConflictPolicy.rename
 
     @Option(name: .customLong("max-per-host"), help: ArgumentHelp(
-        "Downloads running at once against one host (default: only --jobs applies).", valueName: "n"))
+        "Downloads fetching at once against one host (default: only --jobs applies).", valueName: "n"))
     var maxPerHost: Int?
 
     @Option(name: [.customShort("s"), .customLong("split")], help: ArgumentHelp(

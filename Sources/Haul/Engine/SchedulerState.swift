@@ -11,9 +11,9 @@ import NIOCore
 /// 100,000 queued downloads.
 struct SchedulerState: Sendable {
     struct Limits: Sendable, Hashable {
-        /// Downloads running at once, across all hosts.
+        /// Downloads fetching at once, across all hosts (see `handOver`).
         var global: Int
-        /// Downloads running at once against one host; nil means only the global limit applies.
+        /// Downloads fetching at once against one host; nil means only the global limit applies.
         var perHost: Int?
         /// Groups one after another: see `GroupOrder.sequential`.
         var sequentialGroups = false
@@ -95,8 +95,7 @@ struct SchedulerState: Sendable {
     /// sequential group is not left before its last file is in place. `finished` follows.
     mutating func handOver(_ id: DownloadID) {
         guard let host = runningHosts.removeValue(forKey: id) else { return }
-        runningPerHost[host, default: 1] -= 1
-        if runningPerHost[host] == 0 { runningPerHost[host] = nil }
+        leaveHost(host)
         handedOver.insert(id)
     }
 
@@ -118,9 +117,13 @@ struct SchedulerState: Sendable {
         guard let host = runningHosts.removeValue(forKey: id) else {
             preconditionFailure("\(id) finished but was not running")
         }
+        leaveHost(host)
+        leaveGroup(id)
+    }
+
+    private mutating func leaveHost(_ host: String) {
         runningPerHost[host, default: 1] -= 1
         if runningPerHost[host] == 0 { runningPerHost[host] = nil }
-        leaveGroup(id)
     }
 
     /// Picks the downloads to start now and marks them running.

@@ -1,7 +1,7 @@
 /// What a session keeps in the store so that a daemon restarted without any client continues
 /// the session's downloads under the same rules.
 public struct SessionSettings: Sendable, Hashable, Codable {
-    /// Downloads of the session running at once.
+    /// Downloads of the session fetching at once.
     public var maxConcurrentDownloads: Int
     public var maxDownloadsPerHost: Int?
     /// With `.sequential`, no download of a later group starts while one of an earlier group

@@ -134,7 +134,7 @@ extension DownloadManager {
         return target
     }
 
-    /// The global limit of downloads running at once, as it is now.
+    /// The global limit of downloads fetching at once, as it is now.
     public var maxConcurrentDownloads: Int { scheduler.limits.global }
 
     /// Changes the global limit at run time (at least 1). A higher limit starts queued

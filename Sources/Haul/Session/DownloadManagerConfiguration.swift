@@ -8,7 +8,7 @@ extension DownloadManager {
         /// of small files keeps every connection busy; a few more than this may therefore show
         /// as running for that moment.
         public var maxConcurrentDownloads: Int
-        /// Downloads running at once against one host; nil (the default) means only the global
+        /// Downloads fetching at once against one host; nil (the default) means only the global
         /// limit applies. There is no other, hidden limit.
         public var maxDownloadsPerHost: Int?
         /// Retries for transient failures. Default: 5 retries, backoff 1 s doubling to 30 s.

@@ -52,24 +52,25 @@ struct DownloadRowEncoder {
     private let json = JSONColumns()
 
     func arguments(for download: StoredDownload) throws -> StatementArguments {
-        var values: [(any DatabaseValueConvertible)?] = []
-        values.reserveCapacity(DownloadColumn.all.count)
-        for column in DownloadColumn.all {
-            values.append(try value(of: column, in: download, request: download.kept))
-        }
-        // The existential overload: GRDB's generic one maps through a key path, which is
-        // not specialized across modules and costs more than the rest of the row.
-        return StatementArguments(values)
+        try arguments(DownloadColumn.all, of: download)
     }
 
     /// The arguments of `DownloadColumn.progressUpdateSQL`.
     func progressArguments(for download: StoredDownload) throws -> StatementArguments {
+        try arguments(DownloadColumn.progress, of: download, thenID: true)
+    }
+
+    private func arguments(
+        _ columns: [DownloadColumn], of download: StoredDownload, thenID: Bool = false
+    ) throws -> StatementArguments {
         var values: [(any DatabaseValueConvertible)?] = []
-        values.reserveCapacity(DownloadColumn.progress.count + 1)
-        for column in DownloadColumn.progress {
+        values.reserveCapacity(columns.count + 1)
+        for column in columns {
             values.append(try value(of: column, in: download, request: download.kept))
         }
-        values.append(Int64(bitPattern: download.id.rawValue))
+        if thenID { values.append(Int64(bitPattern: download.id.rawValue)) }
+        // The existential overload: GRDB's generic one maps through a key path, which is
+        // not specialized across modules and costs more than the rest of the row.
         return StatementArguments(values)
     }
 

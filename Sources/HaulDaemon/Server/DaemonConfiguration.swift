@@ -34,7 +34,7 @@ public struct DaemonConfiguration: Sendable {
     /// The secret TCP clients must send (`"token:SECRET"`); for the RPC layer, which
     /// generates and stores one when this is nil. Default: nil.
     public var rpcSecret: String?
-    /// The downloads running at once, for the session host; nil leaves its own default.
+    /// The downloads fetching at once, for the session host; nil leaves its own default.
     /// Default: nil.
     public var maxConcurrentDownloads: Int?
     /// The largest request accepted: an HTTP body longer than this is refused with 413
