@@ -40,9 +40,7 @@ enum InputFile {
     /// `source` names the file in messages (`-` for standard input).
     static func parse(_ text: String, source: String) throws(CommandFailure) -> [InputEntry] {
         var entries: [InputEntry] = []
-        // Split on Characters that are newlines: "\r\n" is one Character in Swift, so files
-        // written on Windows split correctly too.
-        for (index, line) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+        for (index, line) in lines(of: text).enumerated() {
             let lineNumber = index + 1
             let content = line.trimmingBlanks()
             if content.isEmpty || content.hasPrefix("#") { continue }
@@ -60,6 +58,54 @@ enum InputFile {
             }
         }
         return entries
+    }
+
+    /// The lines of `text`, split where a Character is a newline ("\r\n" counts once, so files
+    /// written on Windows split correctly too), empty lines kept so that numbers stay right.
+    ///
+    /// Scans UTF-8 bytes rather than Characters: a list of 100,000 URLs is split in
+    /// milliseconds instead of being broken into grapheme clusters first. Grapheme rules always
+    /// break around a newline, so splitting on newline scalars gives the same lines.
+    static func lines(of text: String) -> [Substring] {
+        let bytes = text.utf8
+        var lines: [Substring] = []
+        var start = bytes.startIndex
+        var index = start
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            var separatorEnd: String.Index?
+            switch byte {
+            case 0x0A, 0x0B, 0x0C:
+                separatorEnd = bytes.index(after: index)
+            case 0x0D:
+                let next = bytes.index(after: index)
+                separatorEnd = next != bytes.endIndex && bytes[next] == 0x0A ? bytes.index(after: next) : next
+            case 0xC2:
+                // U+0085 NEXT LINE
+                let next = bytes.index(after: index)
+                if next != bytes.endIndex, bytes[next] == 0x85 { separatorEnd = bytes.index(after: next) }
+            case 0xE2:
+                // U+2028 LINE SEPARATOR, U+2029 PARAGRAPH SEPARATOR
+                let second = bytes.index(after: index)
+                if second != bytes.endIndex, bytes[second] == 0x80 {
+                    let third = bytes.index(after: second)
+                    if third != bytes.endIndex, bytes[third] == 0xA8 || bytes[third] == 0xA9 {
+                        separatorEnd = bytes.index(after: third)
+                    }
+                }
+            default:
+                break
+            }
+            if let end = separatorEnd {
+                lines.append(text[start..<index])
+                start = end
+                index = end
+            } else {
+                index = bytes.index(after: index)
+            }
+        }
+        lines.append(text[start..<bytes.endIndex])
+        return lines
     }
 
     private static func apply(option: String, to entry: inout InputEntry, at location: String) throws(CommandFailure) {

@@ -28,4 +28,17 @@ import Testing
             return failure.status == .usage && failure.message.hasPrefix(location)
         }
     }
+
+    /// Splitting on UTF-8 bytes gives the lines that splitting on newline Characters gives:
+    /// CRLF once, lone CR, vertical tab, form feed, NEL, LS and PS, empty lines and a missing
+    /// final newline, next to multi-byte text that shares lead bytes with NEL and LS.
+    @Test(arguments: [
+        "", "\n", "a", "a\nb", "a\r\nb\r\n", "a\rb\r", "\r\n\r\n", "a\r\r\nb",
+        "a\u{0B}b\u{0C}c", "a\u{85}b\u{2028}c\u{2029}d", "é\n€\u{2026}\n\u{00A0}x\n🙂",
+        "a\n\u{301}b", "x\r",
+    ])
+    func linesMatchCharacterSplit(text: String) {
+        let expected = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map(String.init)
+        #expect(InputFile.lines(of: text).map(String.init) == expected)
+    }
 }

@@ -7,9 +7,7 @@ extension DownloadManager {
     func admitQueued() {
         guard !isShutDown else { return }
         for id in scheduler.admit() {
-            guard var record = records[id] else { continue }
-            let action = record.machine.slotGranted()
-            records[id] = record
+            guard let action = records.update(id, { $0.machine.slotGranted() }) else { continue }
             perform(action, for: id)
         }
     }
@@ -82,16 +80,19 @@ extension DownloadManager {
     }
 
     private func startTransfer(_ id: DownloadID, attempt: Int) {
-        guard var record = records[id] else { return }
-        let transfer = record.details.transfer ?? TransferState(
-            request: record.kept.request, partKey: record.partKey.description, validator: record.details.durable.validator,
-            expectedLength: record.details.durable.expectedLength, durableOffset: record.details.durable.durableOffset,
-            finalURL: record.details.finalURL, segments: record.details.durable.segments)
-        record.details.transfer = nil
-        record.details.attempts += 1
+        let prepared = records.update(id) { record in
+            let transfer = record.details.transfer ?? TransferState(
+                request: record.kept.request, partKey: record.partKey.description, validator: record.details.durable.validator,
+                expectedLength: record.details.durable.expectedLength, durableOffset: record.details.durable.durableOffset,
+                finalURL: record.details.finalURL, segments: record.details.durable.segments)
+            record.details.transfer = nil
+            record.details.attempts += 1
+            let live = record.details.live ?? LiveTransfer()
+            record.details.live = live
+            return (transfer, live)
+        }
+        guard let (transfer, live) = prepared else { return }
         let runner = self.runner
-        let live = record.details.live ?? LiveTransfer()
-        record.details.live = live
         let hub = self.hub
         let reporter = TransferReporter(
             started: { [weak self] resumedFrom, finalURL in
@@ -104,58 +105,60 @@ extension DownloadManager {
             willPlace: { (intent) async throws(HaulError) in try await self.recordPlacement(id, intent) })
         // Detached, so that the transfer starts on a free thread at once instead of first
         // queueing on this actor, which every other transfer's bookkeeping also needs.
-        record.details.task = Task.detached { [transfer] in
+        records[id]?.details.task = Task.detached { [transfer] in
             var transfer = transfer
             let result = await runner.run(&transfer, live: live, reporter: reporter)
             await self.transferEnded(id, transfer: transfer, result: result)
         }
-        records[id] = record
         startTickerIfNeeded()
     }
 
     private func transferEnded(_ id: DownloadID, transfer: TransferState, result: TransferResult) {
-        guard var record = records[id] else { return }
-        record.details.transfer = transfer
-        record.details.task = nil
-        record.details.finalURL = transfer.finalURL ?? record.details.finalURL
-        if let snapshot = record.details.live?.snapshot {
-            record.details.progress.completedBytes = snapshot.completedBytes
-            record.details.progress.expectedBytes = snapshot.expectedBytes ?? record.details.progress.expectedBytes
+        // Changed in place: a copy of the record would copy its details too.
+        let ended = records.update(id) { record in
+            record.details.transfer = transfer
+            record.details.task = nil
+            record.details.finalURL = transfer.finalURL ?? record.details.finalURL
+            if let snapshot = record.details.live?.snapshot {
+                record.details.progress.completedBytes = snapshot.completedBytes
+                record.details.progress.expectedBytes = snapshot.expectedBytes ?? record.details.progress.expectedBytes
+            }
+            let outcome: DownloadStateMachine.TransferOutcome
+            switch result {
+            case .completed(let placement, let checksums, let bytes):
+                // Without the hint, Foundation stats the path to learn whether it is a directory.
+                record.details.fileURL = URL(fileURLWithPath: placement.path, isDirectory: false)
+                // Size and mtime as placed: a later change by someone else is noticed by them.
+                let placed = SystemCalls.describe(placement.path)
+                record.details.durable.fileSize = placed?.size
+                record.details.durable.fileModified = placed.map { Date(timeIntervalSince1970: $0.modified) }
+                record.details.durable.expectedLength = bytes
+                record.details.durable.durableOffset = bytes
+                record.details.skipped = placement.skipped
+                record.details.verifiedChecksums = checksums
+                record.details.error = nil
+                record.details.progress = TransferProgress(completedBytes: bytes, expectedBytes: bytes)
+                // The part file and its state are spent.
+                record.details.transfer = nil
+                outcome = .succeeded
+            case .failed(let error) where error.code == .diskFull || error.code == .fileSystem:
+                // Retrying cannot help until someone frees space or fixes the file system: wait
+                // paused with every durable byte kept, and say why.
+                outcome = .blocked(error)
+            case .failed(let error):
+                record.details.error = error
+                let delay = configuration.retry.delay(
+                    after: error, nextAttempt: record.details.attempts + 1, jitter: Double.random(in: 0..<1))
+                outcome = .failed(error, retryDelay: delay)
+            case .stopped:
+                outcome = .stopped
+            }
+            // A download that handed its slot over once its bytes were verified and then did not
+            // complete (placing failed, or it was stopped) is one of the running ones again.
+            if outcome != .succeeded { scheduler.reclaim(id, host: record.host) }
+            return record.machine.transferEnded(outcome)
         }
-        let outcome: DownloadStateMachine.TransferOutcome
-        switch result {
-        case .completed(let placement, let checksums, let bytes):
-            record.details.fileURL = URL(fileURLWithPath: placement.path)
-            // Size and mtime as placed: a later change by someone else is noticed by them.
-            let placed = SystemCalls.describe(placement.path)
-            record.details.durable.fileSize = placed?.size
-            record.details.durable.fileModified = placed.map { Date(timeIntervalSince1970: $0.modified) }
-            record.details.durable.expectedLength = bytes
-            record.details.durable.durableOffset = bytes
-            record.details.skipped = placement.skipped
-            record.details.verifiedChecksums = checksums
-            record.details.error = nil
-            record.details.progress = TransferProgress(completedBytes: bytes, expectedBytes: bytes)
-            // The part file and its state are spent.
-            record.details.transfer = nil
-            outcome = .succeeded
-        case .failed(let error) where error.code == .diskFull || error.code == .fileSystem:
-            // Retrying cannot help until someone frees space or fixes the file system: wait
-            // paused with every durable byte kept, and say why.
-            outcome = .blocked(error)
-        case .failed(let error):
-            record.details.error = error
-            let delay = configuration.retry.delay(
-                after: error, nextAttempt: record.details.attempts + 1, jitter: Double.random(in: 0..<1))
-            outcome = .failed(error, retryDelay: delay)
-        case .stopped:
-            outcome = .stopped
-        }
-        // A download that handed its slot over once its bytes were verified and then did not
-        // complete (placing failed, or it was stopped) is one of the running ones again.
-        if outcome != .succeeded { scheduler.reclaim(id, host: record.host) }
-        let action = record.machine.transferEnded(outcome)
-        records[id] = record
+        guard let action = ended else { return }
         perform(action, for: id)
     }
 

@@ -25,7 +25,7 @@ extension DownloadManager {
                 host: internedHost(of: row.request.url), position: row.position, createdAt: row.createdAt)
             var details = RecordDetails()
             details.finalURL = row.finalURL
-            details.fileURL = row.filePath.map { URL(fileURLWithPath: $0) }
+            details.fileURL = row.filePath.map { URL(fileURLWithPath: $0, isDirectory: false) }
             details.skipped = row.skipped
             details.verifiedChecksums = row.verifiedChecksums
             details.attempts = row.attempts
@@ -103,7 +103,7 @@ extension DownloadManager {
         if let intent = durable.placement, let placed = Self.findPlaced(intent) {
             // Renamed into place, then the process died before recording it.
             PartFile(directory: record.kept.directory.path, key: record.partKey.description).discard()
-            record.details.fileURL = URL(fileURLWithPath: placed.path)
+            record.details.fileURL = URL(fileURLWithPath: placed.path, isDirectory: false)
             record.details.durable.fileSize = placed.size
             record.details.durable.fileModified = Date(timeIntervalSince1970: placed.modified)
             record.details.durable.expectedLength = intent.length

@@ -55,6 +55,16 @@ extension DownloadManager {
             }
         }
 
+        /// Runs `body` on the record in place; nil when there is no such record. Unlike
+        /// `guard var record = table[id]` … `table[id] = record`, nothing is copied: the
+        /// record's details stay uniquely referenced, so changing them allocates nothing.
+        mutating func update<T, Failure: Error>(
+            _ id: DownloadID, _ body: (inout Record) throws(Failure) -> T
+        ) throws(Failure) -> T? {
+            guard let slot = index[id].map(Int.init) else { return nil }
+            return try body(&slots[slot]!)
+        }
+
         @discardableResult
         mutating func removeValue(forKey id: DownloadID) -> Record? {
             guard let slot = index[id].map(Int.init) else { return nil }

@@ -50,6 +50,9 @@ final class HTTPTransport: Sendable {
         // Haul's own retry policy (with backoff, and counted) decides instead.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         clientConfiguration.httpVersion = .automatic
+        // Without this, every request builds a span and its attributes for the global tracer,
+        // which is a no-op unless the program bootstrapped one; Haul does not trace requests.
+        clientConfiguration.tracing.tracer = nil
         // NIO reads at most 64 KiB per read by default; every read is a hop from the event loop
         // to the transfer task. Reading up to 1 MiB when that much is waiting cuts the hops
         // (and the system calls) of a fast download by an order of magnitude.
