@@ -20,6 +20,8 @@ struct BodyPlan: Sendable {
     var sendCount: Int
     /// End by closing the connection after `sendCount` bytes (drop, or a lying Content-Length).
     var abortsConnection: Bool
+    /// Before closing the connection, stay silent with it open this long.
+    var stallBeforeClosing: Duration?
     /// Throttle to about this many bytes per second.
     var rate: Int?
     /// Size of each write.
@@ -61,6 +63,10 @@ enum BodyStreamer {
             streaming(true)
             defer { streaming(false) }
             try await self.write(plan, to: &writer, written: written)
+            if plan.abortsConnection, let stall = plan.stallBeforeClosing {
+                // Silent, not closed: a client with a shorter read timeout gives up first.
+                try? await Task.sleep(for: stall)
+            }
             if plan.abortsConnection {
                 // Wait until everything written is on the wire, then FIN; see `ConnectionDropped`.
                 try? await channel.close(mode: .output).get()

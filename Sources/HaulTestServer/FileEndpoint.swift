@@ -113,6 +113,7 @@ struct FileEndpoint: Sendable {
             source: source,
             sendCount: sendCount,
             abortsConnection: sendCount < (declared ?? bodyLength),
+            stallBeforeClosing: options.stall.map { .seconds($0) },
             rate: options.rate(forBodyStart: bodyStart),
             chunkSize: options.writeChunkSize
         )

@@ -35,6 +35,10 @@ struct FileOptions: Sendable {
     var drop: Int?
     /// `dropTimes=K`: drop only on the key's first K requests. Default: every request.
     var dropTimes: Int?
+    /// `stall=S`: where `drop=` would close the connection, first stay silent with it open for
+    /// S seconds (a server that stops sending). Bounded, because the server does not notice a
+    /// client's close while it is not reading. Default 0.
+    var stall: Int?
     /// `rate=N`: throttle the body to about N bytes per second. Default off.
     var rate: Int?
     /// `rateStart=N`: apply `rate=` only to responses whose body starts at content offset N (a
@@ -87,6 +91,7 @@ struct FileOptions: Sendable {
         self.retryAfter = query["retryAfter"]
         self.drop = try Self.integer("drop", query, minimum: 0)
         self.dropTimes = try Self.integer("dropTimes", query, minimum: 0)
+        self.stall = try Self.integer("stall", query, minimum: 1)
         self.rate = try Self.integer("rate", query, minimum: 1)
         self.rateStart = try Self.integer("rateStart", query, minimum: 0)
         self.lengthDelta = try Self.integer("lengthDelta", query, minimum: Int.min) ?? 0

@@ -7,6 +7,12 @@ import NIOConcurrencyHelpers
 /// The download's own speed limit lives here too, under the same lock: the object is shared
 /// by the manager (which changes the limit) and the transfer (which counts bytes against it),
 /// and an unlimited transfer pays nothing beyond the lock it already takes for progress.
+///
+/// So does the read timeout's clock. The HTTP client's own read timeout counts every second
+/// without a byte, including those a speed limit makes the transfer wait before it reads more:
+/// at a low limit, one large read costs longer than the timeout, and every attempt failed.
+/// Here only silence counts: time since the last byte, while the transfer is not holding its
+/// reads back (a limit's wait, a checkpoint's flush). The manager's ticker checks it.
 final class LiveTransfer: Sendable {
     struct Snapshot: Sendable, Hashable {
         var completedBytes: Int64 = 0
@@ -18,12 +24,30 @@ final class LiveTransfer: Sendable {
         var limit: TokenBucket?
         /// Set by `setSpeedLimit`: the manager's word wins over the request's stored value.
         var limitIsExplicit = false
+        /// When a byte (or the response, or the attempt) last arrived, or a hold ended.
+        var lastHeard = ContinuousClock.now
+        /// Connections of the transfer holding their reads back on purpose right now.
+        var holds = 0
+        /// Set by the watchdog when it stopped the attempt for silence.
+        var timedOut = false
     }
 
     private let box = NIOLockedValueBox(State())
 
     func reset(completedBytes: Int64, expectedBytes: Int64?) {
-        box.withLockedValue { $0.snapshot = Snapshot(completedBytes: completedBytes, expectedBytes: expectedBytes) }
+        box.withLockedValue {
+            $0.snapshot = Snapshot(completedBytes: completedBytes, expectedBytes: expectedBytes)
+            $0.lastHeard = .now
+        }
+    }
+
+    /// An attempt starts: the silence clock starts from now, with no hold and no timeout.
+    func attemptStarted() {
+        box.withLockedValue { state in
+            state.lastHeard = .now
+            state.holds = 0
+            state.timedOut = false
+        }
     }
 
     /// Counts received bytes; returns how long the download's limit asks to wait, nil for no wait.
@@ -31,6 +55,7 @@ final class LiveTransfer: Sendable {
     func add(_ count: Int) -> Duration? {
         box.withLockedValue { state in
             state.snapshot.completedBytes += Int64(count)
+            state.lastHeard = .now
             guard state.limit != nil else { return nil }
             let delay = state.limit!.take(count, now: .now)
             return delay > .zero ? delay : nil
@@ -47,6 +72,32 @@ final class LiveTransfer: Sendable {
     }
 
     var snapshot: Snapshot { box.withLockedValue { $0.snapshot } }
+
+    /// Runs `body` while the transfer holds its reads back on purpose: the time it takes is
+    /// not silence from the server.
+    func holdingReads<T>(_ body: () async throws(HaulError) -> T) async throws(HaulError) -> T {
+        box.withLockedValue { $0.holds += 1 }
+        defer {
+            box.withLockedValue { state in
+                state.holds -= 1
+                state.lastHeard = .now
+            }
+        }
+        return try await body()
+    }
+
+    /// The watchdog's check: true (once, and remembered in `timedOut`) when nothing arrived for
+    /// longer than `limit` while no read was held back.
+    func timeOutIfSilent(longerThan limit: Duration, now: ContinuousClock.Instant) -> Bool {
+        box.withLockedValue { state in
+            guard !state.timedOut, state.holds == 0, state.lastHeard.duration(to: now) > limit else { return false }
+            state.timedOut = true
+            return true
+        }
+    }
+
+    /// Whether the watchdog stopped the current attempt for silence.
+    var timedOut: Bool { box.withLockedValue { $0.timedOut } }
 
     /// The download's limit in bytes per second, nil when unlimited.
     var speedLimit: Int64? { box.withLockedValue { $0.limit?.bytesPerSecond } }

@@ -109,7 +109,8 @@ struct SegmentedTransfer: Sendable {
             throw failures.last.map { HaulError($0.code, "\($0.message) (\(left) bytes left)", httpStatus: $0.httpStatus, retryAfter: $0.retryAfter) }
                 ?? HaulError(.connectionFailed, "\(url): every connection ended with \(left) bytes left")
         }
-        try await hashRest(&state)
+        // Reading a large file back is local work, not the server falling silent.
+        try await live.holdingReads { () async throws(HaulError) in try await hashRest(&state) }
         return .complete
     }
 
@@ -310,7 +311,9 @@ final class SegmentJob: Sendable {
                     written += Int64(reservation.count)
                     buffer.moveReaderIndex(forwardBy: reservation.count)
                     try await SpeedThrottle.account(reservation.count, live: live, global: transfer.globalLimit)
-                    if let checkpoint { try await self.checkpoint(checkpoint) }
+                    if let checkpoint {
+                        try await live.holdingReads { () async throws(HaulError) in try await self.checkpoint(checkpoint) }
+                    }
                     // The segment is whole; if the response goes further (its end was stolen),
                     // stop reading now instead of receiving bytes that belong to another.
                     if reservation.position + Int64(reservation.count) >= segmentEnd, segmentEnd < requestedEnd { return }

@@ -60,14 +60,20 @@ enum SpeedThrottle {
 
     /// Counts `count` received bytes against both limits (and the download's progress) and
     /// returns once both allow more. Without limits this takes two locks and never suspends.
-    static func account(_ count: Int, live: LiveTransfer, global: SpeedLimiter) async throws {
+    static func account(_ count: Int, live: LiveTransfer, global: SpeedLimiter) async throws(HaulError) {
         let own = live.add(count)
         let shared = global.take(count)
         guard own != nil || shared != nil else { return }
-        var wait = max(own ?? .zero, shared ?? .zero)
-        while wait > .zero {
-            try await Task.sleep(for: min(wait, slice))
-            wait = max(live.pendingDelay() ?? .zero, global.pendingDelay() ?? .zero)
+        try await live.holdingReads { () async throws(HaulError) in
+            var wait = max(own ?? .zero, shared ?? .zero)
+            while wait > .zero {
+                do {
+                    try await Task.sleep(for: min(wait, slice))
+                } catch {
+                    throw HaulError(.canceled, "stopped while waiting for the speed limit")
+                }
+                wait = max(live.pendingDelay() ?? .zero, global.pendingDelay() ?? .zero)
+            }
         }
     }
 }

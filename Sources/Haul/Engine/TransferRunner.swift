@@ -56,6 +56,7 @@ struct TransferRunner: Sendable {
 
     func run(_ state: inout TransferState, live: LiveTransfer, reporter: TransferReporter) async -> TransferResult {
         live.adoptSpeedLimit(state.request.maxBytesPerSecond)
+        live.attemptStarted()
         // A limit changed while this ran stays with the state for the next attempt.
         defer { state.request.maxBytesPerSecond = live.speedLimit }
         do {
@@ -65,6 +66,10 @@ struct TransferRunner: Sendable {
         } catch {
             await checkpointIfPossible(state, reporter: reporter)
             state.part.close()
+            if live.timedOut {
+                // Stopped by the manager's watchdog, not by a caller: a transient failure.
+                return .failed(HaulError(.timeout, "\(state.finalURL ?? state.request.url): no data received for longer than the read timeout"))
+            }
             if Task.isCancelled { return .stopped }
             if error.code == .canceled {
                 // Cancelled inside the HTTP client, not by Haul: a broken transfer, retried.
@@ -84,7 +89,10 @@ struct TransferRunner: Sendable {
         while true {
             switch try await fetch(&state, maySplit: mayRestartSplit, live: live, reporter: reporter) {
             case .complete:
-                return try await verifyAndPlace(&state, reporter: reporter)
+                // The server's part is done: flushing, recording and renaming take what they take.
+                return try await live.holdingReads { () async throws(HaulError) in
+                    try await verifyAndPlace(&state, reporter: reporter)
+                }
             case .restarted:
                 mayRestartSplit = false
             case .fellBack:
@@ -152,7 +160,10 @@ struct TransferRunner: Sendable {
             precondition(resumeOffset == state.bytesOnDisk, "resume offset and part length disagree")
             // Anything past the recorded offset is not trusted: cut it before appending.
             try state.part.open(truncatingTo: state.bytesOnDisk)
-            if state.hasher == nil { state.hasher = try await rebuildHasher(state) }
+            if state.hasher == nil {
+                let current = state
+                state.hasher = try await live.holdingReads { () async throws(HaulError) in try await rebuildHasher(current) }
+            }
         case .writeFromStart:
             try state.part.open(truncatingTo: 0)
             let hadBytes = state.bytesOnDisk > 0 || state.segments != nil
@@ -291,7 +302,9 @@ struct TransferRunner: Sendable {
                 if state.entity?.isResumable == true,
                    state.bytesOnDisk - lastCheckpointBytes >= checkpointBytes
                     || lastCheckpointTime.duration(to: clock.now) >= checkpointInterval {
-                    try await checkpoint(state, reporter: reporter)
+                    // A flush on a slow disk is not the server falling silent.
+                    let current = state
+                    try await live.holdingReads { () async throws(HaulError) in try await checkpoint(current, reporter: reporter) }
                     lastCheckpointBytes = state.bytesOnDisk
                     lastCheckpointTime = clock.now
                 }

@@ -22,7 +22,12 @@ extension DownloadManager {
         var touchedGroups: Set<String> = []
         let running = Array(scheduler.runningHosts.keys)
         for id in running {
-            guard let live = records[id]?.details.live?.snapshot else { continue }
+            guard let transfer = records[id]?.details.live else { continue }
+            if transfer.timeOutIfSilent(longerThan: configuration.readTimeout, now: now) {
+                // The runner sees `timedOut` and ends the attempt as a timeout, to be retried.
+                records[id]?.details.task?.cancel()
+            }
+            let live = transfer.snapshot
             let speed = records[id]?.details.speed.sample(bytes: live.completedBytes, at: now) ?? 0
             let progress = TransferProgress(
                 completedBytes: live.completedBytes,

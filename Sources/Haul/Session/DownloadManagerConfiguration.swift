@@ -27,7 +27,8 @@ extension DownloadManager {
         public var syncBeforePlacementThreshold: Int64
         /// Time allowed to connect. Default 15 s.
         public var connectTimeout: Duration
-        /// Time allowed without receiving a byte. Default 30 s.
+        /// Time allowed without receiving a byte, not counting the waits a speed limit imposes
+        /// or checkpoints take. Checked at every `progressInterval`. Default 30 s.
         public var readTimeout: Duration
         /// The User-Agent header (a request's own header wins). Default `haul/VERSION`.
         public var userAgent: String
@@ -106,7 +107,6 @@ extension DownloadManager.Configuration {
     var transport: HTTPTransport.Configuration {
         HTTPTransport.Configuration(
             connectTimeout: connectTimeout,
-            readTimeout: readTimeout,
             redirectLimit: redirectLimit,
             userAgent: userAgent,
             connectionsPerHost: (maxDownloadsPerHost ?? maxConcurrentDownloads) * max(1, maxConnectionsPerServer))

@@ -13,7 +13,6 @@ import NIOHTTP1
 final class HTTPTransport: Sendable {
     struct Configuration: Sendable {
         var connectTimeout: Duration
-        var readTimeout: Duration
         var redirectLimit: Int
         var userAgent: String
         /// Upper bound of connections AsyncHTTPClient opens to one host. Haul's scheduler does
@@ -39,9 +38,9 @@ final class HTTPTransport: Sendable {
         self.configuration = configuration
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
-            timeout: HTTPClient.Configuration.Timeout(
-                connect: .nanoseconds(configuration.connectTimeout.inNanoseconds),
-                read: .nanoseconds(configuration.readTimeout.inNanoseconds)),
+            // No read timeout here: the client's would count the waits a speed limit imposes
+            // as silence. The manager's watchdog times reads out instead (`LiveTransfer`).
+            timeout: HTTPClient.Configuration.Timeout(connect: .nanoseconds(configuration.connectTimeout.inNanoseconds)),
             decompression: .disabled)
         clientConfiguration.connectionPool = HTTPClient.Configuration.ConnectionPool(
             idleTimeout: .seconds(60),
