@@ -37,7 +37,7 @@ struct FileOptions: Sendable {
     var dropTimes: Int?
     /// `stall=S`: where `drop=` would close the connection, first stay silent with it open for
     /// S seconds (a server that stops sending). Bounded, because the server does not notice a
-    /// client's close while it is not reading. Default 0.
+    /// client's close while it is not reading. Default off.
     var stall: Int?
     /// `rate=N`: throttle the body to about N bytes per second. Default off.
     var rate: Int?

@@ -12,7 +12,8 @@ import NIOConcurrencyHelpers
 /// without a byte, including those a speed limit makes the transfer wait before it reads more:
 /// at a low limit, one large read costs longer than the timeout, and every attempt failed.
 /// Here only silence counts: time since the last byte, while the transfer is not holding its
-/// reads back (a limit's wait, a checkpoint's flush). The manager's ticker checks it.
+/// reads back (a limit's wait, a checkpoint's flush, hashing, placement). The manager's
+/// ticker checks it.
 final class LiveTransfer: Sendable {
     struct Snapshot: Sendable, Hashable {
         var completedBytes: Int64 = 0
