@@ -54,7 +54,7 @@ struct DaemonCommand: AsyncParsableCommand {
         "The TCP port for JSON-RPC (default: 6800; 0 picks a free one, printed when ready).", valueName: "n"))
     var rpcListenPort: Int?
 
-    @Flag(name: .customLong("rpc-listen-all"), help: "Listen for JSON-RPC on every network address, not only 127.0.0.1.")
+    @Flag(name: .customLong("rpc-listen-all"), help: "Listen for JSON-RPC on every IPv4 address (0.0.0.0), not only 127.0.0.1.")
     var rpcListenAll = false
 
     @Flag(name: .customLong("no-tcp"), help: "Do not listen on TCP at all; only the unix socket.")
