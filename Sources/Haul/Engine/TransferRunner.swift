@@ -161,8 +161,7 @@ struct TransferRunner: Sendable {
             // Anything past the recorded offset is not trusted: cut it before appending.
             try state.part.open(truncatingTo: state.bytesOnDisk)
             if state.hasher == nil {
-                let current = state
-                state.hasher = try await live.holdingReads { () async throws(HaulError) in try await rebuildHasher(current) }
+                state.hasher = try await live.holdingReads { () async throws(HaulError) in try await rebuildHasher(state) }
             }
         case .writeFromStart:
             try state.part.open(truncatingTo: 0)
@@ -303,8 +302,7 @@ struct TransferRunner: Sendable {
                    state.bytesOnDisk - lastCheckpointBytes >= checkpointBytes
                     || lastCheckpointTime.duration(to: clock.now) >= checkpointInterval {
                     // A flush on a slow disk is not the server falling silent.
-                    let current = state
-                    try await live.holdingReads { () async throws(HaulError) in try await checkpoint(current, reporter: reporter) }
+                    try await live.holdingReads { () async throws(HaulError) in try await checkpoint(state, reporter: reporter) }
                     lastCheckpointBytes = state.bytesOnDisk
                     lastCheckpointTime = clock.now
                 }

@@ -27,8 +27,9 @@ extension DownloadManager {
         public var syncBeforePlacementThreshold: Int64
         /// Time allowed to connect. Default 15 s.
         public var connectTimeout: Duration
-        /// Time allowed without receiving a byte, not counting the waits a speed limit imposes
-        /// or checkpoints take. Checked at every `progressInterval`. Default 30 s.
+        /// Time allowed without receiving a byte, not counting time a transfer holds its reads
+        /// back (speed-limit waits, checkpoint flushes, hashing, placement). Checked at every
+        /// `progressInterval`. Default 30 s.
         public var readTimeout: Duration
         /// The User-Agent header (a request's own header wins). Default `haul/VERSION`.
         public var userAgent: String
