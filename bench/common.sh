@@ -58,6 +58,14 @@ ensure_timed_peers() {
     command -v /usr/bin/time >/dev/null || { apt-get install -y -qq time >/dev/null; }
 }
 
+# The start of a timed comparison: the peers and GNU time, then $work (the first argument,
+# default /tmp/haul-compare) and $runs (env RUNS, default 3).
+timed_bench_setup() {
+    ensure_timed_peers
+    work=${1:-/tmp/haul-compare}
+    runs=${RUNS:-3}
+}
+
 # Builds haul in release mode and sets $haul to it.
 build_haul() {
     export PATH="/opt/swift/usr/bin:$PATH"

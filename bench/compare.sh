@@ -10,9 +10,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
-ensure_timed_peers
-work=${1:-/tmp/haul-compare}
-runs=${RUNS:-3}
+timed_bench_setup "${1:-}"
 jobs=${JOBS:-"a b c d"}
 build_haul
 

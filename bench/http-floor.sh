@@ -6,9 +6,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
-ensure_timed_peers
-work=${1:-/tmp/haul-compare}
-runs=${RUNS:-3}
+timed_bench_setup "${1:-}"
 build_haul
 (cd "$here/.." && swift build -c release --product haul-http-floor >/dev/null)
 floor="$here/../.build/release/haul-http-floor"
