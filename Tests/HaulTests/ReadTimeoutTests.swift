@@ -23,11 +23,11 @@ struct ReadTimeoutTests {
             let dir = try Support.temporaryDirectory()
             let size = 96 << 10
             var request = Support.request(server, "/file/patient.bin", ["size": "\(size)", "seed": "141"], in: dir)
-            // A read of 64 KiB costs about 1.75 s at this rate, well over the timeout. (The
-            // timeout is not shorter because a loaded test machine can leave a transfer
-            // unscheduled for a few hundred milliseconds.)
-            request.maxBytesPerSecond = 32 << 10
-            let info = try await Support.downloadOne(request, configuration: Self.configuration(readTimeout: .seconds(1), retries: 0))
+            // A read of 64 KiB costs about 3.75 s at this rate, well over the timeout. (The
+            // timeout is not shorter because the whole suite on 2 cores has left a transfer
+            // unscheduled for over a second.)
+            request.maxBytesPerSecond = 16 << 10
+            let info = try await Support.downloadOne(request, configuration: Self.configuration(readTimeout: .seconds(2), retries: 0))
             #expect(info.state == .completed, "\(info.error?.message ?? "")")
             #expect(info.attempts == 1)
             let bytes = Support.contents(dir.appendingPathComponent("patient.bin"))
@@ -43,9 +43,9 @@ struct ReadTimeoutTests {
             let size = 200_000
             let request = Support.request(
                 server, "/file/silent.bin",
-                ["size": "\(size)", "seed": "142", "drop": "100000", "dropTimes": "1", "stall": "5"], in: dir)
+                ["size": "\(size)", "seed": "142", "drop": "100000", "dropTimes": "1", "stall": "8"], in: dir)
             let (info, retryReasons) = try await withDownloadManager(
-                configuration: Self.configuration(readTimeout: .seconds(1), retries: 2)
+                configuration: Self.configuration(readTimeout: .seconds(2), retries: 2)
             ) { manager in
                 let events = manager.events()
                 let id = try await manager.add(request)
@@ -76,8 +76,8 @@ struct ReadTimeoutTests {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
             let request = Support.request(
-                server, "/file/mute.bin", ["size": "50000", "drop": "1000", "stall": "5"], in: dir)
-            let info = try await Support.downloadOne(request, configuration: Self.configuration(readTimeout: .seconds(1), retries: 0))
+                server, "/file/mute.bin", ["size": "50000", "drop": "1000", "stall": "8"], in: dir)
+            let info = try await Support.downloadOne(request, configuration: Self.configuration(readTimeout: .seconds(2), retries: 0))
             #expect(info.state == .failed)
             #expect(info.error?.code == .timeout)
         }
