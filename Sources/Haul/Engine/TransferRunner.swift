@@ -161,7 +161,8 @@ struct TransferRunner: Sendable {
             // Anything past the recorded offset is not trusted: cut it before appending.
             try state.part.open(truncatingTo: state.bytesOnDisk)
             if state.hasher == nil {
-                state.hasher = try await live.holdingReads { () async throws(HaulError) in try await rebuildHasher(state) }
+                let current = state
+                state.hasher = try await live.holdingReads { () async throws(HaulError) in try await rebuildHasher(current) }
             }
         case .writeFromStart:
             try state.part.open(truncatingTo: 0)
@@ -301,8 +302,11 @@ struct TransferRunner: Sendable {
                 if state.entity?.isResumable == true,
                    state.bytesOnDisk - lastCheckpointBytes >= checkpointBytes
                     || lastCheckpointTime.duration(to: clock.now) >= checkpointInterval {
-                    // A flush on a slow disk is not the server falling silent.
-                    try await live.holdingReads { () async throws(HaulError) in try await checkpoint(state, reporter: reporter) }
+                    // A flush on a slow disk is not the server falling silent. The closure gets a
+                    // copy: capturing the inout state instead made CrashRecoveryTests see later
+                    // runs restart from zero (2 of 5 runs; observed, not yet explained).
+                    let current = state
+                    try await live.holdingReads { () async throws(HaulError) in try await checkpoint(current, reporter: reporter) }
                     lastCheckpointBytes = state.bytesOnDisk
                     lastCheckpointTime = clock.now
                 }
