@@ -3,11 +3,18 @@ import Testing
 
 @Suite("Segment plan")
 struct SegmentPlanTests {
-    /// Writes `count` bytes for `connection` into its segment and returns how many belonged to it.
+    /// Writes `count` bytes for the segment's owner into it and returns how many belonged to it.
     @discardableResult
     func write(_ plan: inout SegmentPlan, _ count: Int, segment start: Int64) -> Int {
-        let reservation = plan.reserve(count, inSegmentStartingAt: start)
-        plan.commit(reservation.count, inSegmentStartingAt: start)
+        let owner = plan.segment(startingAt: start)?.owner ?? -1
+        return write(&plan, count, segment: start, by: owner)
+    }
+
+    /// Writes `count` bytes for `connection` into the segment and returns how many it was allowed.
+    @discardableResult
+    func write(_ plan: inout SegmentPlan, _ count: Int, segment start: Int64, by connection: Int) -> Int {
+        let reservation = plan.reserve(count, inSegmentStartingAt: start, by: connection)
+        plan.commit(reservation.count, inSegmentStartingAt: start, by: connection)
         return reservation.count
     }
 
@@ -45,10 +52,10 @@ struct SegmentPlanTests {
         var plan = try #require(SegmentPlan.split(totalLength: 400, connections: 4, minSegmentSize: 100, minStealSize: 10))
         _ = plan.assign(to: 0)
         #expect(write(&plan, 60, segment: 0) == 60)
-        let reservation = plan.reserve(60, inSegmentStartingAt: 0)
+        let reservation = plan.reserve(60, inSegmentStartingAt: 0, by: 0)
         #expect(reservation == SegmentPlan.Reservation(position: 60, count: 40))
-        plan.commit(40, inSegmentStartingAt: 0)
-        #expect(plan.reserve(10, inSegmentStartingAt: 0).count == 0)
+        plan.commit(40, inSegmentStartingAt: 0, by: 0)
+        #expect(plan.reserve(10, inSegmentStartingAt: 0, by: 0).count == 0)
         #expect(plan.segment(startingAt: 0)?.isFinished == true)
         #expect(plan.writtenBytes == 100)
     }
@@ -61,7 +68,7 @@ struct SegmentPlanTests {
         write(&plan, 900, segment: 1000)
         write(&plan, 200, segment: 2000)   // the slow one: 800 left
         write(&plan, 600, segment: 3000)
-        plan.release(segmentStartingAt: 0)
+        plan.release(segmentStartingAt: 0, by: 0)
         let assignment = plan.assign(to: 0)
         let stolen = try #require(assignment)
         #expect(stolen == SegmentPlan.Assignment(segmentStart: 2600, from: 2600, to: 3000))
@@ -79,14 +86,14 @@ struct SegmentPlanTests {
         _ = plan.assign(to: 0)
         _ = plan.assign(to: 1)
         write(&plan, 1000, segment: 0)
-        plan.release(segmentStartingAt: 0)
+        plan.release(segmentStartingAt: 0, by: 0)
         // Connection 1 reserved 500 bytes and is still writing them.
-        let inFlight = plan.reserve(500, inSegmentStartingAt: 1000)
+        let inFlight = plan.reserve(500, inSegmentStartingAt: 1000, by: 1)
         let assignment = plan.assign(to: 0)
         let stolen = try #require(assignment)
         #expect(stolen.from == 1750)
         #expect(inFlight.position + Int64(inFlight.count) <= stolen.from)
-        plan.commit(inFlight.count, inSegmentStartingAt: 1000)
+        plan.commit(inFlight.count, inSegmentStartingAt: 1000, by: 1)
         #expect(write(&plan, 1000, segment: 1000) == 250)
     }
 
@@ -97,7 +104,7 @@ struct SegmentPlanTests {
         _ = plan.assign(to: 1)
         write(&plan, 100, segment: 0)
         write(&plan, 25, segment: 100)
-        plan.release(segmentStartingAt: 0)
+        plan.release(segmentStartingAt: 0, by: 0)
         #expect(plan.assign(to: 0) == nil, "75 bytes left: a 37-byte half is below 40")
     }
 
@@ -106,8 +113,8 @@ struct SegmentPlanTests {
         var plan = try #require(SegmentPlan.split(totalLength: 200, connections: 2, minSegmentSize: 100, minStealSize: 1000))
         _ = plan.assign(to: 0)
         write(&plan, 30, segment: 0)
-        _ = plan.reserve(20, inSegmentStartingAt: 0)   // reserved, never written: the connection failed
-        plan.release(segmentStartingAt: 0)
+        _ = plan.reserve(20, inSegmentStartingAt: 0, by: 0)   // reserved, never written: the connection failed
+        plan.release(segmentStartingAt: 0, by: 0)
         #expect(plan.assign(to: 1) == SegmentPlan.Assignment(segmentStart: 0, from: 30, to: 100))
     }
 
@@ -128,6 +135,45 @@ struct SegmentPlanTests {
         ])
         #expect(plan.contiguousDurablePrefix == 140)
         #expect(plan.contiguousWrittenPrefix == 170)
+    }
+
+    /// A takeover gives an idle connection all of a stalled owner's unreserved bytes, however few (a steal would stop below twice the minimum); the owner keeps what it had reserved and gets nothing more.
+    @Test func takeOverTakesTheWholeRestBelowTheStealMinimum() throws {
+        var plan = try #require(SegmentPlan.split(totalLength: 200, connections: 2, minSegmentSize: 100, minStealSize: 40))
+        _ = plan.assign(to: 0)
+        _ = plan.assign(to: 1)
+        write(&plan, 100, segment: 0)
+        write(&plan, 25, segment: 100)
+        let inFlight = plan.reserve(5, inSegmentStartingAt: 100, by: 1)   // the stalled owner's last write in progress
+        plan.release(segmentStartingAt: 0, by: 0)
+        #expect(plan.assign(to: 0) == nil)
+        #expect(plan.ownersWithUnreservedBytes.map(\.connection) == [1])
+        #expect(plan.takeOver(from: 1, by: 0) == SegmentPlan.Assignment(segmentStart: 130, from: 130, to: 200))
+        plan.commit(inFlight.count, inSegmentStartingAt: 100, by: 1)
+        #expect(plan.segment(startingAt: 100)?.isFinished == true)
+        #expect(write(&plan, 10, segment: 100, by: 1) == 0, "the stalled owner gets nothing more")
+        #expect(write(&plan, 100, segment: 130, by: 0) == 70)
+        plan.release(segmentStartingAt: 100, by: 1)
+        plan.release(segmentStartingAt: 130, by: 0)
+        #expect(plan.isComplete)
+        #expect(plan.ownersWithUnreservedBytes.isEmpty)
+    }
+
+    /// A stalled owner that received nothing of its segment loses the whole segment; whatever it does with it later is ignored.
+    @Test func takeOverOfAnUntouchedSegmentChangesItsOwner() throws {
+        var plan = try #require(SegmentPlan.split(totalLength: 200, connections: 2, minSegmentSize: 100, minStealSize: 1000))
+        _ = plan.assign(to: 0)
+        _ = plan.assign(to: 1)
+        write(&plan, 100, segment: 0)
+        plan.release(segmentStartingAt: 0, by: 0)
+        #expect(plan.takeOver(from: 1, by: 0) == SegmentPlan.Assignment(segmentStart: 100, from: 100, to: 200))
+        #expect(plan.segment(startingAt: 100)?.owner == 0)
+        #expect(write(&plan, 50, segment: 100, by: 1) == 0)
+        plan.release(segmentStartingAt: 100, by: 1)
+        #expect(plan.segment(startingAt: 100)?.owner == 0, "the former owner's release does not free the new owner's segment")
+        #expect(write(&plan, 100, segment: 100, by: 0) == 100)
+        #expect(plan.isComplete)
+        #expect(plan.takeOver(from: 0, by: 1) == nil, "nothing unreserved is left to take")
     }
 
     /// A recorded plan is trusted only if its segments tile the file with offsets inside them.
@@ -171,16 +217,16 @@ struct SegmentPlanTests {
                 continue
             }
             if Int.random(in: 0..<50, using: &random) == 0 {
-                plan.release(segmentStartingAt: start)   // a broken connection
+                plan.release(segmentStartingAt: start, by: connection)   // a broken connection
                 working[connection] = nil
                 idle.insert(connection)
                 continue
             }
-            let reservation = plan.reserve(Int.random(in: 1...700, using: &random), inSegmentStartingAt: start)
+            let reservation = plan.reserve(Int.random(in: 1...700, using: &random), inSegmentStartingAt: start, by: connection)
             for offset in reservation.position..<(reservation.position + Int64(reservation.count)) { writes[Int(offset)] += 1 }
-            plan.commit(reservation.count, inSegmentStartingAt: start)
+            plan.commit(reservation.count, inSegmentStartingAt: start, by: connection)
             if plan.segment(startingAt: start)?.isFinished == true || reservation.count == 0 {
-                plan.release(segmentStartingAt: start)
+                plan.release(segmentStartingAt: start, by: connection)
                 working[connection] = plan.assign(to: connection)?.segmentStart
                 if working[connection] == nil { idle.insert(connection) }
             }

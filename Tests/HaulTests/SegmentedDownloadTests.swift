@@ -153,4 +153,31 @@ struct SegmentedDownloadTests {
             #expect(requests.dropFirst().allSatisfy { $0.status == 206 })
         }
     }
+
+    /// A connection whose server falls silent mid-segment is taken over by the connection that finished: the download completes in its first attempt, long before the whole download would be silent for the read timeout (which, with no retries, would fail it).
+    @Test func stalledConnectionIsTakenOver() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let size = 1 << 20
+            let bytes = TestContent.bytes(seed: 110, size: size)
+            let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
+            // The first response (the first segment's) stops after 100,000 bytes and stays silent for 10 s.
+            let query = ["size": "\(size)", "seed": "110", "drop": "100000", "dropTimes": "1", "stall": "10"]
+            var configuration = Self.configuration(split: 2)
+            configuration.retry = RetryPolicy(maxRetries: 0)
+            configuration.readTimeout = .seconds(4)
+            configuration.stalledConnectionTimeout = .milliseconds(500)
+            let request = Support.request(server, "/file/stalled.bin", query, in: dir, checksums: [sha])
+            let info = try await Support.downloadOne(request, configuration: configuration)
+            #expect(info.state == .completed, "\(info.error?.message ?? "")")
+            #expect(info.attempts == 1)
+            #expect(info.verifiedChecksums.contains(sha))
+            #expect(Support.contents(dir.appendingPathComponent("stalled.bin")).map(Support.sha256) == sha.hex)
+            #expect(Support.leftovers(dir).isEmpty)
+            // Steals take upper halves of what is left above 100,000; only a takeover asks from
+            // where the stalled response stopped (or below, if its last bytes had not arrived).
+            let starts = server.requests(forKey: "/file/stalled.bin").compactMap(Self.rangeStart)
+            #expect(starts.contains { $0 <= 100_000 }, "a range from the stalled connection's offset was requested: \(starts)")
+        }
+    }
 }

@@ -23,6 +23,8 @@ struct DurableSegment: Sendable, Hashable, Codable {
 /// Tail stealing: a connection that finds no unclaimed segment takes the upper half of the
 /// segment with the most bytes left; that segment's owner stops at the new end. So the last
 /// bytes of a download are never left to one slow connection, and it does not crawl at 99%.
+/// A steal leaves the victim half; when the victim is not slow but stalled (the server stopped
+/// sending), an idle connection takes over all of its rest instead (`takeOver`).
 ///
 /// Offsets within a segment only grow: `start <= durable <= written <= reserved <= end`.
 /// `reserved` runs ahead of `written` by the buffer being written, so that a steal never
@@ -175,10 +177,44 @@ struct SegmentPlan: Sendable, Hashable {
         return Assignment(segmentStart: middle, from: middle, to: end)
     }
 
+    /// Takes the rest of `victim`'s segment for `connection`, which owns none, however small
+    /// that rest is: what an idle connection does when the victim has received nothing for too
+    /// long (a stalled server), where a steal would leave the victim the lower half.
+    ///
+    /// The victim keeps what it has reserved, so that a write it is about to make still lands
+    /// in its own segment; when it has reserved nothing of the segment, the whole segment
+    /// changes owner and every later event of the victim for it is ignored. Nil when the
+    /// victim owns no segment with unreserved bytes.
+    mutating func takeOver(from victim: Int, by connection: Int) -> Assignment? {
+        precondition(!segments.contains { $0.owner == connection }, "connection \(connection) already owns a segment")
+        guard let index = segments.firstIndex(where: { $0.owner == victim && $0.unreserved > 0 }) else { return nil }
+        let segment = segments[index]
+        guard segment.reserved > segment.start else {
+            segments[index].owner = connection
+            return Assignment(segmentStart: segment.start, from: segment.reserved, to: segment.end)
+        }
+        segments[index].end = segment.reserved
+        segments.insert(
+            Segment(start: segment.reserved, end: segment.end, reserved: segment.reserved, written: segment.reserved,
+                    durable: segment.reserved, owner: connection),
+            at: index + 1)
+        return Assignment(segmentStart: segment.reserved, from: segment.reserved, to: segment.end)
+    }
+
+    /// Which connection owns a segment with bytes nobody has reserved yet (the candidates for
+    /// `takeOver`), and how many such bytes.
+    var ownersWithUnreservedBytes: [(connection: Int, unreserved: Int64)] {
+        segments.compactMap { segment in
+            guard let owner = segment.owner, segment.unreserved > 0 else { return nil }
+            return (owner, segment.unreserved)
+        }
+    }
+
     /// Reserves room for up to `count` received bytes of the segment starting at `start`, at
     /// its next unwritten position; the owner writes exactly the reserved bytes, then commits.
-    mutating func reserve(_ count: Int, inSegmentStartingAt start: Int64) -> Reservation {
-        guard let index = index(of: start) else { return Reservation(position: start, count: 0) }
+    /// Nothing is reserved for a connection that no longer owns the segment (taken over).
+    mutating func reserve(_ count: Int, inSegmentStartingAt start: Int64, by connection: Int) -> Reservation {
+        guard let index = index(of: start), segments[index].owner == connection else { return Reservation(position: start, count: 0) }
         let position = segments[index].reserved
         let allowed = Int(min(Int64(count), segments[index].end - position))
         segments[index].reserved += Int64(allowed)
@@ -186,15 +222,16 @@ struct SegmentPlan: Sendable, Hashable {
     }
 
     /// The reserved bytes were written to the part file.
-    mutating func commit(_ count: Int, inSegmentStartingAt start: Int64) {
-        guard let index = index(of: start) else { return }
+    mutating func commit(_ count: Int, inSegmentStartingAt start: Int64, by connection: Int) {
+        guard let index = index(of: start), segments[index].owner == connection else { return }
         segments[index].written = min(segments[index].written + Int64(count), segments[index].reserved)
     }
 
     /// The owner stops fetching the segment (finished, failed, or stopped): bytes it reserved
-    /// and did not write are given back, and another connection may take the rest.
-    mutating func release(segmentStartingAt start: Int64) {
-        guard let index = index(of: start) else { return }
+    /// and did not write are given back, and another connection may take the rest. A
+    /// connection whose segment was taken over whole releases nothing.
+    mutating func release(segmentStartingAt start: Int64, by connection: Int) {
+        guard let index = index(of: start), segments[index].owner == connection else { return }
         segments[index].owner = nil
         segments[index].reserved = segments[index].written
         compact()

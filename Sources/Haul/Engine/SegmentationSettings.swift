@@ -6,9 +6,12 @@ struct SegmentationSettings: Sendable, Hashable {
     var maxConnectionsPerServer: Int
     /// No segment is planned smaller than this (aria2's `--min-split-size`).
     var minSegmentSize: Int64
+    /// A connection silent this long gives the rest of its segment to an idle one (nil: never).
+    var stalledConnectionTimeout: Duration?
 
     /// One connection per download, whatever the server offers.
-    static let singleConnection = SegmentationSettings(split: 1, maxConnectionsPerServer: 1, minSegmentSize: 20 << 20)
+    static let singleConnection = SegmentationSettings(
+        split: 1, maxConnectionsPerServer: 1, minSegmentSize: 20 << 20, stalledConnectionTimeout: nil)
 
     /// Connections for this request: its own `split`, else the default, capped per server.
     func connections(for request: DownloadRequest) -> Int {

@@ -14,6 +14,8 @@ import NIOPosix
 /// falls back to one connection. A connection that loses its link after receiving bytes asks
 /// again for the rest; one that gets no byte (refused, an error status) stops, and the others
 /// take over its segment when theirs are done, so a server that caps connections still works.
+/// A connection whose server stalls (silent longer than `stalledConnectionTimeout`) is taken
+/// over by one with nothing left to do, which asks for the rest; the stalled request is dropped.
 ///
 /// Checkpoints: after every `checkpointBytes` or `checkpointInterval`, one connection takes
 /// the written offsets of all segments, flushes the file, and only then reports them durable.
@@ -50,6 +52,8 @@ struct SegmentedTransfer: Sendable {
     let connections: Int
     let minSegmentSize: Int64
     let minStealSize: Int64
+    /// A connection silent this long while another has nothing to do is taken over (nil: never).
+    let stalledConnectionTimeout: Duration?
 
     /// Runs until every segment is written (`.complete`, with `state.hasher` covering the whole
     /// file), the transfer must change course (`.fileChanged`, `.rangesUnusable`), or it fails
@@ -164,6 +168,21 @@ final class SegmentJob: Sendable {
         var bytesSinceCheckpoint: Int64 = 0
         var lastCheckpoint = ContinuousClock.now
         var checkpointing = false
+        var silence = ConnectionSilence()
+        /// Each connection's request under way, so that a takeover can drop it.
+        var runs: [Int: Task<Run, Never>] = [:]
+        /// Connections whose segment was taken over during their current request.
+        var takenOver: Set<Int> = []
+    }
+
+    /// What one request of a connection (and the streaming of its body) left behind.
+    struct Run: Sendable {
+        var carried: StreamingHasher?
+        var written: Int64 = 0
+        /// Streaming failed.
+        var error: HaulError?
+        /// The answer to the request ends the connection (an error status, a changed file…).
+        var end: ConnectionEnd?
     }
 
     let transfer: SegmentedTransfer
@@ -197,7 +216,54 @@ final class SegmentJob: Sendable {
     /// is free, else the one at the end of the hashed prefix, so that hashing in flight can
     /// go on, else the lowest free one, else half of another's.
     func assign(to connection: Int, preferring preferredStart: Int64? = nil) -> SegmentPlan.Assignment? {
-        shared.withLockedValue { $0.plan.assign(to: connection, preferring: preferredStart ?? $0.hashedLength) }
+        shared.withLockedValue { shared in
+            let assignment = shared.plan.assign(to: connection, preferring: preferredStart ?? shared.hashedLength)
+            if assignment != nil { started(connection, in: &shared) }
+            return assignment
+        }
+    }
+
+    /// A connection starts on new work: its silence counts from now, and a takeover of its
+    /// previous segment (noticed too late to drop its request) is forgotten.
+    private func started(_ connection: Int, in shared: inout Shared) {
+        shared.silence.heard(connection, at: .now)
+        shared.takenOver.remove(connection)
+    }
+
+    /// Work for a connection that owns none: `assign`'s, else (when stall takeovers are on)
+    /// the rest of a stalled connection's segment, waiting for one to stall as long as another
+    /// connection still owns bytes to fetch. Nil when no work is left that it could take.
+    private func nextAssignment(for connection: Int) async -> SegmentPlan.Assignment? {
+        let limit = transfer.stalledConnectionTimeout
+        // Checked often enough that a takeover comes soon after the limit, rarely enough to cost nothing.
+        let poll = limit.map { min(max($0 / 4, .milliseconds(10)), .milliseconds(250)) }
+        while !Task.isCancelled {
+            enum Step { case work(SegmentPlan.Assignment, dropping: Task<Run, Never>?), wait, done }
+            let step = shared.withLockedValue { shared -> Step in
+                if let assignment = shared.plan.assign(to: connection, preferring: shared.hashedLength) {
+                    started(connection, in: &shared)
+                    return .work(assignment, dropping: nil)
+                }
+                let owners = shared.plan.ownersWithUnreservedBytes.map(\.connection)
+                guard let limit, !owners.isEmpty else { return .done }
+                guard let victim = shared.silence.longestSilent(among: owners, longerThan: limit, now: .now),
+                      let assignment = shared.plan.takeOver(from: victim, by: connection)
+                else { return .wait }
+                started(connection, in: &shared)
+                shared.takenOver.insert(victim)
+                return .work(assignment, dropping: shared.runs[victim])
+            }
+            switch step {
+            case .work(let assignment, let stalled):
+                stalled?.cancel()
+                return assignment
+            case .done:
+                return nil
+            case .wait:
+                try? await Task.sleep(for: poll ?? .milliseconds(250))
+            }
+        }
+        return nil
     }
 
     /// Everything the connections left, once all of them have ended.
@@ -211,40 +277,39 @@ final class SegmentJob: Sendable {
         var fruitless = 0
         while !Task.isCancelled {
             let assignment: SegmentPlan.Assignment
-            let body: HTTPClientResponse.Body
-            let requestedEnd: Int64
+            let given = pending.map { (body: $0.response.body, requestedEnd: $0.response.requestedEnd) }
             if let taken = pending {
+                assignment = taken.assignment
                 pending = nil
-                (assignment, body, requestedEnd) = (taken.assignment, taken.response.body, taken.response.requestedEnd)
             } else {
-                guard let next = assign(to: number) else { return .done }
+                guard let next = await nextAssignment(for: number) else { return .done }
                 assignment = next
-                requestedEnd = next.to
-                switch await request(next) {
-                case .body(let response): body = response
-                case .end(let end):
-                    release(next)
-                    return end
-                }
             }
-            var carried: StreamingHasher?
-            var written: Int64 = 0
-            do {
-                try await stream(body, into: assignment, requestedEnd: requestedEnd, hasher: &carried, written: &written)
-            } catch {
-                release(assignment, returning: carried)
-                if Self.isFileSystem(error) { return .fatal(error) }
-                if Task.isCancelled || error.code == .canceled { return .failed(error) }
-                // A broken link after some bytes: ask again for the rest. Without a byte: stop.
-                guard written > 0 else { return .failed(error) }
+            let run = await droppable(number) { await self.fetch(assignment, connection: number, given: given) }
+            let takenOver = shared.withLockedValue { shared in
+                shared.runs[number] = nil
+                return shared.takenOver.remove(number) != nil
+            }
+            let finished = segmentFinished(assignment.segmentStart)
+            release(assignment, by: number, returning: run.carried)
+            if let error = run.error, Self.isFileSystem(error) { return .fatal(error) }
+            if takenOver {
+                // Its request was dropped for silence; another connection fetches the rest.
+                if case .changeCourse? = run.end { return run.end! }
                 fruitless = 0
                 continue
             }
-            let finished = segmentFinished(assignment.segmentStart)
-            release(assignment, returning: carried)
+            if let end = run.end { return end }
+            if let error = run.error {
+                if Task.isCancelled || error.code == .canceled { return .failed(error) }
+                // A broken link after some bytes: ask again for the rest. Without a byte: stop.
+                guard run.written > 0 else { return .failed(error) }
+                fruitless = 0
+                continue
+            }
             // A body that ended short of the segment (a server sending less than asked) is
             // asked again; one that keeps bringing nothing is given up.
-            if finished || written > 0 {
+            if finished || run.written > 0 {
                 fruitless = 0
             } else {
                 fruitless += 1
@@ -254,6 +319,44 @@ final class SegmentJob: Sendable {
             }
         }
         return .failed(HaulError(.canceled, "the transfer of \(url) was stopped"))
+    }
+
+    /// Runs one request of `connection` in a task of its own that a takeover can cancel (and
+    /// that the connection's own cancellation cancels too).
+    private func droppable(_ connection: Int, _ work: @escaping @Sendable () async -> Run) async -> Run {
+        let task = Task(operation: work)
+        let alreadyTakenOver = shared.withLockedValue { shared in
+            shared.runs[connection] = task
+            return shared.takenOver.contains(connection)
+        }
+        if alreadyTakenOver { task.cancel() }
+        return await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+    }
+
+    /// Requests the assignment (unless the response is `given`) and streams its body.
+    private func fetch(
+        _ assignment: SegmentPlan.Assignment, connection: Int, given: (body: HTTPClientResponse.Body, requestedEnd: Int64)?
+    ) async -> Run {
+        var run = Run()
+        let body: HTTPClientResponse.Body
+        let requestedEnd: Int64
+        if let given {
+            (body, requestedEnd) = given
+        } else {
+            switch await request(assignment) {
+            case .body(let response): (body, requestedEnd) = (response, assignment.to)
+            case .end(let end):
+                run.end = end
+                return run
+            }
+        }
+        do {
+            try await stream(body, into: assignment, requestedEnd: requestedEnd, connection: connection,
+                             hasher: &run.carried, written: &run.written)
+        } catch {
+            run.error = error
+        }
+        return run
     }
 
     /// Sends the range request for `assignment` and judges the answer.
@@ -291,7 +394,7 @@ final class SegmentJob: Sendable {
     /// meanwhile) or the body's end. Stops reading as soon as nothing more belongs to the
     /// segment; the connection is then closed rather than drained.
     private func stream(
-        _ body: HTTPClientResponse.Body, into assignment: SegmentPlan.Assignment, requestedEnd: Int64,
+        _ body: HTTPClientResponse.Body, into assignment: SegmentPlan.Assignment, requestedEnd: Int64, connection: Int,
         hasher: inout StreamingHasher?, written: inout Int64
     ) async throws(HaulError) {
         let start = assignment.segmentStart
@@ -300,19 +403,22 @@ final class SegmentJob: Sendable {
                 var buffer = received
                 while buffer.readableBytes > 0 {
                     let offered = buffer.readableBytes
-                    let (reservation, segmentEnd) = reserve(offered, in: start, hasher: &hasher)
+                    let (reservation, segmentEnd) = reserve(offered, in: start, by: connection, hasher: &hasher)
                     guard reservation.count > 0 else { return }
                     if let fault = transfer.writeFault, let error = fault.error(reservation.position) { throw error }
                     try part.write(buffer, count: reservation.count, at: reservation.position)
                     if hasher != nil {
                         buffer.withUnsafeReadableBytes { hasher!.update(UnsafeRawBufferPointer(rebasing: $0[0..<reservation.count])) }
                     }
-                    let checkpoint = commit(reservation.count, in: start, hashed: hasher != nil)
+                    let checkpoint = commit(reservation.count, in: start, by: connection, hashed: hasher != nil)
                     written += Int64(reservation.count)
                     buffer.moveReaderIndex(forwardBy: reservation.count)
-                    try await SpeedThrottle.account(reservation.count, live: live, global: transfer.globalLimit)
-                    if let checkpoint {
-                        try await live.holdingReads { () async throws(HaulError) in try await self.checkpoint(checkpoint) }
+                    // Waiting for a limit or a flush is not the server falling silent.
+                    try await holding(connection) { () async throws(HaulError) in
+                        try await SpeedThrottle.account(reservation.count, live: live, global: transfer.globalLimit)
+                        if let checkpoint {
+                            try await live.holdingReads { () async throws(HaulError) in try await self.checkpoint(checkpoint) }
+                        }
                     }
                     // The segment is whole; if the response goes further (its end was stolen),
                     // stop reading now instead of receiving bytes that belong to another.
@@ -326,9 +432,11 @@ final class SegmentJob: Sendable {
         }
     }
 
-    private func reserve(_ count: Int, in start: Int64, hasher: inout StreamingHasher?) -> (SegmentPlan.Reservation, Int64) {
+    private func reserve(
+        _ count: Int, in start: Int64, by connection: Int, hasher: inout StreamingHasher?
+    ) -> (SegmentPlan.Reservation, Int64) {
         let (reservation, end, taken) = shared.withLockedValue { shared -> (SegmentPlan.Reservation, Int64, StreamingHasher?) in
-            let reservation = shared.plan.reserve(count, inSegmentStartingAt: start)
+            let reservation = shared.plan.reserve(count, inSegmentStartingAt: start, by: connection)
             let end = shared.plan.segment(startingAt: start)?.end ?? start
             // The bytes continue the hashed prefix: carry the hasher while they do.
             var taken: StreamingHasher?
@@ -344,15 +452,16 @@ final class SegmentJob: Sendable {
 
     /// Records written bytes; returns the offsets to make durable when a checkpoint is due
     /// and no other connection is taking one.
-    private func commit(_ count: Int, in start: Int64, hashed: Bool) -> [DurableSegment]? {
+    private func commit(_ count: Int, in start: Int64, by connection: Int, hashed: Bool) -> [DurableSegment]? {
         let bytesDue = transfer.checkpointBytes
         let timeDue = transfer.checkpointInterval
+        let now = ContinuousClock.now
         return shared.withLockedValue { shared in
-            shared.plan.commit(count, inSegmentStartingAt: start)
+            shared.plan.commit(count, inSegmentStartingAt: start, by: connection)
+            shared.silence.heard(connection, at: now)
             if hashed { shared.hashedLength += Int64(count) }
             shared.bytesSinceCheckpoint += Int64(count)
             guard !shared.checkpointing else { return nil }
-            let now = ContinuousClock.now
             guard shared.bytesSinceCheckpoint >= bytesDue || shared.lastCheckpoint.duration(to: now) >= timeDue else { return nil }
             shared.checkpointing = true
             shared.bytesSinceCheckpoint = 0
@@ -379,9 +488,16 @@ final class SegmentJob: Sendable {
         shared.withLockedValue { $0.checkpointing = false }
     }
 
-    private func release(_ assignment: SegmentPlan.Assignment, returning hasher: StreamingHasher? = nil) {
+    /// Runs `body` while `connection` holds its reads back on purpose: not silence.
+    private func holding<T>(_ connection: Int, _ body: () async throws(HaulError) -> T) async throws(HaulError) -> T {
+        shared.withLockedValue { $0.silence.hold(connection) }
+        defer { shared.withLockedValue { $0.silence.endHold(connection, at: .now) } }
+        return try await body()
+    }
+
+    private func release(_ assignment: SegmentPlan.Assignment, by connection: Int, returning hasher: StreamingHasher? = nil) {
         shared.withLockedValue { shared in
-            shared.plan.release(segmentStartingAt: assignment.segmentStart)
+            shared.plan.release(segmentStartingAt: assignment.segmentStart, by: connection)
             if let hasher { shared.hasher = hasher }
         }
     }

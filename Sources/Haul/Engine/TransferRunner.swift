@@ -223,7 +223,7 @@ struct TransferRunner: Sendable {
             transport: transport, checkpointBytes: checkpointBytes, checkpointInterval: checkpointInterval,
             writeFault: writeFault, globalLimit: globalLimit,
             connections: segmentation.connections(for: state.request), minSegmentSize: segmentation.minSegmentSize,
-            minStealSize: segmentation.minStealSize)
+            minStealSize: segmentation.minStealSize, stalledConnectionTimeout: segmentation.stalledConnectionTimeout)
         switch try await transfer.run(&state, first: first, live: live, reporter: reporter) {
         case .complete:
             state.bytesOnDisk = plan.totalLength

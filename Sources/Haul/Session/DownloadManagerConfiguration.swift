@@ -45,11 +45,16 @@ extension DownloadManager {
         public var maxConnectionsPerServer: Int
         /// No segment is planned smaller than this (aria2's `--min-split-size`). Default 20 MiB.
         public var minSegmentSize: Int64
+        /// In a split download, a connection that has received nothing for this long, while
+        /// another connection of the download has nothing left to do, hands that one the rest of
+        /// its segment and its request is dropped: one stalled connection does not hold the last
+        /// bytes until the whole download falls silent for `readTimeout`. Time a connection holds
+        /// its reads back (speed-limit waits, checkpoint flushes) does not count. Default 5 s.
+        public var stalledConnectionTimeout: Duration
         /// A speed limit for all downloads of the manager together, in bytes per second
         /// (aria2's `--max-overall-download-limit`); nil (the default) for none.
         /// `DownloadManager.setGlobalSpeedLimit(_:)` changes it while transfers run.
         public var maxBytesPerSecond: Int64?
-        /// Tests only: makes writes fail (see `WriteFault`).
         /// Whether groups run one after another; `.interleaved` by default.
         public var groupOrder: GroupOrder = .interleaved
         /// Keep started, paused, completed, failed, canceled and group-completed events in the
@@ -57,6 +62,7 @@ extension DownloadManager {
         /// in the same transaction as the states they report. What a daemon's session needs;
         /// off by default.
         public var keepsEventOutbox = false
+        /// Tests only: makes writes fail (see `WriteFault`).
         var writeFault: WriteFault?
 
         public init(
@@ -74,7 +80,8 @@ extension DownloadManager {
             split: Int = 5,
             maxConnectionsPerServer: Int = 1,
             minSegmentSize: Int64 = 20 << 20,
-            maxBytesPerSecond: Int64? = nil
+            maxBytesPerSecond: Int64? = nil,
+            stalledConnectionTimeout: Duration = .seconds(5)
         ) {
             self.maxConcurrentDownloads = maxConcurrentDownloads
             self.maxDownloadsPerHost = maxDownloadsPerHost
@@ -91,6 +98,7 @@ extension DownloadManager {
             self.maxConnectionsPerServer = maxConnectionsPerServer
             self.minSegmentSize = minSegmentSize
             self.maxBytesPerSecond = maxBytesPerSecond
+            self.stalledConnectionTimeout = stalledConnectionTimeout
         }
     }
 }
@@ -99,7 +107,7 @@ extension DownloadManager.Configuration {
     var segmentation: SegmentationSettings {
         SegmentationSettings(
             split: max(1, split), maxConnectionsPerServer: max(1, maxConnectionsPerServer),
-            minSegmentSize: max(1, minSegmentSize))
+            minSegmentSize: max(1, minSegmentSize), stalledConnectionTimeout: max(.milliseconds(1), stalledConnectionTimeout))
     }
 
     /// The HTTP client's settings. Its per-host connection pool must hold every connection
