@@ -1,6 +1,7 @@
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// An in-process HTTP server with scripted faults, for Haul's end-to-end tests and benchmarks.
 ///
@@ -16,12 +17,17 @@ public final class TestServer: Sendable {
     /// The port the server is listening on (the real one when started with port 0).
     public let port: Int
     private let state: ServerState
+    private let group: ServiceGroup
     private let runTask: Task<Void, any Error>
 
-    private init(host: String, port: Int, state: ServerState, runTask: Task<Void, any Error>) {
+    /// How long `shutdown` lets responses still in flight finish before it cuts them.
+    static let drainLimit: Duration = .milliseconds(500)
+
+    private init(host: String, port: Int, state: ServerState, group: ServiceGroup, runTask: Task<Void, any Error>) {
         self.host = host
         self.port = port
         self.state = state
+        self.group = group
         self.runTask = runTask
     }
 
@@ -48,13 +54,15 @@ public final class TestServer: Sendable {
             },
             logger: logger
         )
+        // In a service group of its own, so that `shutdown` can ask for a graceful shutdown.
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: [application], logger: logger))
         let runTask = Task {
             defer { boundContinuation.finish() }
-            try await application.run()
+            try await group.run()
         }
         return try await withTaskCancellationHandler {
             for await boundPort in bound {
-                return TestServer(host: host, port: boundPort, state: state, runTask: runTask)
+                return TestServer(host: host, port: boundPort, state: state, group: group, runTask: runTask)
             }
             // The server stopped before it listened: surface its error (e.g. port in use).
             try await runTask.value
@@ -85,13 +93,31 @@ public final class TestServer: Sendable {
         return self.baseURL + path + (path.contains("?") ? "&" : "?") + QueryParameters.encode(query)
     }
 
-    /// Stops listening and closes every connection, aborting responses still in flight.
+    /// Stops listening and closes every connection; responses still in flight after
+    /// `drainLimit` (a throttled or stalled download a test left behind) are aborted.
     ///
-    /// Shutdown is by cancellation rather than graceful drain: a test that leaves a throttled or
-    /// stalled download behind must not hang waiting for it.
+    /// Graceful first: cancelling the server while it has just accepted a connection that it
+    /// has not started serving trips a precondition in NIO (the connection's writer is released
+    /// unfinished; apple/swift-nio#3481), which crashed a test run now and then. A graceful
+    /// shutdown closes the listener and serves or closes every accepted connection first.
     public func shutdown() async throws {
-        self.runTask.cancel()
-        if case .failure(let error) = await self.runTask.result, !(error is CancellationError) {
+        await self.group.triggerGracefulShutdown()
+        let runTask = self.runTask
+        await withTaskGroup(of: Bool.self) { race in
+            race.addTask {
+                _ = await runTask.result
+                return true
+            }
+            race.addTask {
+                try? await Task.sleep(for: Self.drainLimit)
+                return false
+            }
+            let drained = await race.next() ?? false
+            // Awaiting a task's result ignores cancellation: the server must stop for the race to end.
+            if !drained { runTask.cancel() }
+            race.cancelAll()
+        }
+        if case .failure(let error) = await runTask.result, !(error is CancellationError) {
             throw error
         }
     }
