@@ -302,9 +302,8 @@ struct TransferRunner: Sendable {
                 if state.entity?.isResumable == true,
                    state.bytesOnDisk - lastCheckpointBytes >= checkpointBytes
                     || lastCheckpointTime.duration(to: clock.now) >= checkpointInterval {
-                    // A flush on a slow disk is not the server falling silent. The closure gets a
-                    // copy: capturing the inout state instead made CrashRecoveryTests see later
-                    // runs restart from zero (2 of 5 runs; observed, not yet explained).
+                    // A flush on a slow disk is not the server falling silent. The checkpoint is
+                    // of the state as it is now: the closure reads a copy.
                     let current = state
                     try await live.holdingReads { () async throws(HaulError) in try await checkpoint(current, reporter: reporter) }
                     lastCheckpointBytes = state.bytesOnDisk
