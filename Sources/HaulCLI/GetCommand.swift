@@ -88,6 +88,15 @@ struct GetCommand: AsyncParsableCommand {
         "Speed limit of all downloads together, e.g. 4M (default 0: none).", valueName: "rate"))
     var maxOverallDownloadLimit: String?
 
+    @Option(name: .customLong("timeout"), help: ArgumentHelp(
+        "Seconds without receiving a byte before a transfer is stopped and retried; waits for a speed limit do not count (default 30).",
+        valueName: "seconds"))
+    var timeout: Double?
+
+    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp(
+        "Seconds allowed to connect to a server (default 15).", valueName: "seconds"))
+    var connectTimeout: Double?
+
     @Flag(name: [.customShort("q"), .long], help: "Print errors only.")
     var quiet = false
 
@@ -112,6 +121,11 @@ struct GetCommand: AsyncParsableCommand {
         if let maxPerHost, maxPerHost < 1 { throw ValidationError("--max-per-host must be at least 1") }
         if let checkpointBytes, checkpointBytes < 1 { throw ValidationError("--checkpoint-bytes must be at least 1") }
         if quiet && json { throw ValidationError("--quiet and --json cannot be combined") }
+        for (name, value) in [("--timeout", timeout), ("--connect-timeout", connectTimeout)] {
+            if let value, !(value > 0 && value <= 86_400) {
+                throw ValidationError("\(name) must be a number of seconds above 0 (at most 86400), got \(value)")
+            }
+        }
         if let split, split < 1 { throw ValidationError("--split must be at least 1") }
         if let maxConnectionsPerServer, maxConnectionsPerServer < 1 {
             throw ValidationError("--max-connection-per-server must be at least 1")
@@ -175,6 +189,8 @@ struct GetCommand: AsyncParsableCommand {
         if let maxConnectionsPerServer { configuration.maxConnectionsPerServer = maxConnectionsPerServer }
         if let size = minSplitSize.flatMap(DownloadPlan.byteCount) { configuration.minSegmentSize = size }
         configuration.maxBytesPerSecond = Self.rate(maxOverallDownloadLimit)
+        if let timeout { configuration.readTimeout = .milliseconds(Int64((timeout * 1000).rounded(.up))) }
+        if let connectTimeout { configuration.connectTimeout = .milliseconds(Int64((connectTimeout * 1000).rounded(.up))) }
         return configuration
     }
 

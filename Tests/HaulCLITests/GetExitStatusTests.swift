@@ -40,6 +40,10 @@ import Testing
         ["--header", "no colon here", "http://127.0.0.1:9/a"],
         ["-i", "missing-list.txt"],
         ["--quiet", "--json", "http://127.0.0.1:9/a"],
+        ["--timeout", "0", "http://127.0.0.1:9/a"],
+        ["--timeout", "soon", "http://127.0.0.1:9/a"],
+        ["--connect-timeout", "-1", "http://127.0.0.1:9/a"],
+        ["--connect-timeout", "nan", "http://127.0.0.1:9/a"],
         [],
     ])
     func badOptionsAreUsageErrors(options: [String]) async throws {
@@ -132,6 +136,22 @@ import Testing
                 ], in: directory.url)
                 #expect(result.status == 4, "stderr: \(result.stderr)")
                 #expect(!FileManager.default.fileExists(atPath: directory.file("cut.bin").path))
+            }
+        }
+    }
+
+    /// A server that falls silent mid-body is timed out after `--timeout` seconds (not the 30 s default): with `--retries 0`, exit 4 and a timeout message, and no file placed.
+    @Test func silentServerTimesOutAfterTheGivenTimeout() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let result = try await HaulProcess.run([
+                    "get", "--retries", "0", "--timeout", "1.5",
+                    server.url("/file/mute.bin", ["size": "100000", "drop": "1000", "stall": "20"]),
+                ], in: directory.url)
+                #expect(result.status == 4, "stderr: \(result.stderr)")
+                // Timed out by haul, not ended by the server's drop 20 s later ("connection lost").
+                #expect(result.stderr.contains("read timeout"), "stderr: \(result.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: directory.file("mute.bin").path))
             }
         }
     }
