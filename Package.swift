@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(
             name: "HaulCLITests",
             dependencies: [
-                "HaulCLI", "HaulTestServer", "HaulTestSupport",
+                "HaulCLI", "HaulDaemon", "HaulTestServer", "HaulTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

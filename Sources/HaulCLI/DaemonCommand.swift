@@ -23,6 +23,11 @@ struct DaemonCommand: AsyncParsableCommand {
             SIGINT stop the daemon gracefully: requests in flight are answered, transfers are \
             checkpointed, the socket is removed, and it exits with 0.
 
+            The transfer options hold for every session. Downloads added over aria2's methods \
+            (aria2 front-ends, haul add) start from -s, -x and --max-download-limit and may set \
+            their own; --max-overall-download-limit is one limit for all downloads of the \
+            daemon together.
+
             Exit status:
             \(exitStatusTable)
             """)
@@ -73,6 +78,9 @@ struct DaemonCommand: AsyncParsableCommand {
         valueName: "dir"))
     var downloadDirectory: String?
 
+    @OptionGroup(title: "Transfers")
+    var transfers: TransferOptions
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp(
         "Log messages on standard error from this level up: \(DaemonLogging.levelNames.joined(separator: ", ")).",
         valueName: "level"))
@@ -99,7 +107,8 @@ struct DaemonCommand: AsyncParsableCommand {
         guard let logger = DaemonLogging.bootstrap(levelName: logLevel) else { throw ExitCode(ExitStatus.usage.rawValue) }
         DaemonAssembly.prepareProcess()
         let options = DaemonAssembly.Options(
-            downloadDirectory: URL(fileURLWithPath: downloadDirectory ?? FileManager.default.currentDirectoryPath))
+            downloadDirectory: URL(fileURLWithPath: downloadDirectory ?? FileManager.default.currentDirectoryPath),
+            transfers: transfers.daemonTransfers)
         let daemon = Daemon(configuration: daemonConfiguration, logger: logger) { context in
             try await DaemonAssembly.compose(context, options: options)
         }

@@ -68,34 +68,7 @@ struct GetCommand: AsyncParsableCommand {
         "Downloads fetching at once against one host (default: only --jobs applies).", valueName: "n"))
     var maxPerHost: Int?
 
-    @Option(name: [.customShort("s"), .customLong("split")], help: ArgumentHelp(
-        "Connections to split each download over when the server allows it (default 5; at most -x).", valueName: "n"))
-    var split: Int?
-
-    @Option(name: [.customShort("x"), .customLong("max-connection-per-server")], help: ArgumentHelp(
-        "Most connections per download (default 1: no splitting).", valueName: "n"))
-    var maxConnectionsPerServer: Int?
-
-    @Option(name: .customLong("min-split-size"), help: ArgumentHelp(
-        "Smallest segment a download is split into, e.g. 20M (default 20M).", valueName: "size"))
-    var minSplitSize: String?
-
-    @Option(name: .customLong("max-download-limit"), help: ArgumentHelp(
-        "Speed limit of each download in bytes per second, e.g. 512K or 2M (default 0: none).", valueName: "rate"))
-    var maxDownloadLimit: String?
-
-    @Option(name: .customLong("max-overall-download-limit"), help: ArgumentHelp(
-        "Speed limit of all downloads together, e.g. 4M (default 0: none).", valueName: "rate"))
-    var maxOverallDownloadLimit: String?
-
-    @Option(name: .customLong("timeout"), help: ArgumentHelp(
-        "Seconds without receiving a byte before a transfer is stopped and retried; waits for a speed limit do not count (default 30).",
-        valueName: "seconds"))
-    var timeout: Double?
-
-    @Option(name: .customLong("connect-timeout"), help: ArgumentHelp(
-        "Seconds allowed to connect to a server (default 15).", valueName: "seconds"))
-    var connectTimeout: Double?
+    @OptionGroup var transfers: TransferOptions
 
     @Flag(name: [.customShort("q"), .long], help: "Print errors only.")
     var quiet = false
@@ -121,28 +94,6 @@ struct GetCommand: AsyncParsableCommand {
         if let maxPerHost, maxPerHost < 1 { throw ValidationError("--max-per-host must be at least 1") }
         if let checkpointBytes, checkpointBytes < 1 { throw ValidationError("--checkpoint-bytes must be at least 1") }
         if quiet && json { throw ValidationError("--quiet and --json cannot be combined") }
-        for (name, value) in [("--timeout", timeout), ("--connect-timeout", connectTimeout)] {
-            if let value, !(value > 0 && value <= 86_400) {
-                throw ValidationError("\(name) must be a number of seconds above 0 (at most 86400), got \(value)")
-            }
-        }
-        if let split, split < 1 { throw ValidationError("--split must be at least 1") }
-        if let maxConnectionsPerServer, maxConnectionsPerServer < 1 {
-            throw ValidationError("--max-connection-per-server must be at least 1")
-        }
-        if let minSplitSize, (DownloadPlan.byteCount(minSplitSize) ?? 0) < 1 {
-            throw ValidationError("--min-split-size must be a size such as 1M or 20M, got '\(minSplitSize)'")
-        }
-        for (name, value) in [("--max-download-limit", maxDownloadLimit), ("--max-overall-download-limit", maxOverallDownloadLimit)] {
-            if let value, DownloadPlan.byteCount(value) == nil {
-                throw ValidationError("\(name) must be a rate such as 512K or 2M (0 for none), got '\(value)'")
-            }
-        }
-    }
-
-    /// A rate option's value in bytes per second; nil when absent or 0 (no limit).
-    private static func rate(_ text: String?) -> Int64? {
-        text.flatMap(DownloadPlan.byteCount).flatMap { $0 > 0 ? $0 : nil }
     }
 
     mutating func run() async throws {
@@ -167,7 +118,7 @@ struct GetCommand: AsyncParsableCommand {
         } ?? []
         return try DownloadPlan(urls: urls, input: input, options: DownloadPlan.Options(
             directory: directory, outputName: outputName, checksums: checksums,
-            headers: headers, conflictPolicy: conflict, maxBytesPerSecond: Self.rate(maxDownloadLimit)))
+            headers: headers, conflictPolicy: conflict, maxBytesPerSecond: transfers.perDownloadLimit))
     }
 
     private var resolvedStateDirectory: URL {
@@ -185,12 +136,7 @@ struct GetCommand: AsyncParsableCommand {
             retry: RetryPolicy(maxRetries: retries))
         // Set after init, so that the flush-before-placement threshold keeps its default.
         if let checkpointBytes { configuration.checkpointBytes = checkpointBytes }
-        if let split { configuration.split = split }
-        if let maxConnectionsPerServer { configuration.maxConnectionsPerServer = maxConnectionsPerServer }
-        if let size = minSplitSize.flatMap(DownloadPlan.byteCount) { configuration.minSegmentSize = size }
-        configuration.maxBytesPerSecond = Self.rate(maxOverallDownloadLimit)
-        if let timeout { configuration.readTimeout = .milliseconds(Int64((timeout * 1000).rounded(.up))) }
-        if let connectTimeout { configuration.connectTimeout = .milliseconds(Int64((connectTimeout * 1000).rounded(.up))) }
+        transfers.apply(to: &configuration)
         return configuration
     }
 

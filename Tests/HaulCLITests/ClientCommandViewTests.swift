@@ -147,13 +147,19 @@ import Testing
 
     /// addUri's options are aria2's strings, header an array, and options not given are left out.
     @Test func addOptionsEncoding() throws {
-        let full = Aria2AddOptions(dir: "sub", out: "a.bin", header: ["A: 1", "B: 2"], checksum: "sha-256=ab", pause: "true")
+        let full = Aria2AddOptions(
+            dir: "sub", out: "a.bin", header: ["A: 1", "B: 2"], checksum: "sha-256=ab", split: "4",
+            maxConnectionPerServer: "2", maxDownloadLimit: "512000", pause: "true")
         let object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(full)) as? [String: Any]
         #expect(object?["dir"] as? String == "sub")
         #expect(object?["out"] as? String == "a.bin")
         #expect(object?["header"] as? [String] == ["A: 1", "B: 2"])
         #expect(object?["checksum"] as? String == "sha-256=ab")
         #expect(object?["pause"] as? String == "true")
+        #expect(object?["split"] as? String == "4")
+        #expect(object?["max-connection-per-server"] as? String == "2")
+        #expect(object?["max-download-limit"] as? String == "512000")
+        #expect(object?.count == 8)
         #expect(String(decoding: try JSONEncoder().encode(Aria2AddOptions(header: [])), as: UTF8.self) == "{}")
     }
 

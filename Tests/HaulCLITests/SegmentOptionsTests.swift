@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 import HaulTestServer
+import HaulDaemon
 import Testing
 @testable import HaulCLI
 
@@ -64,12 +65,51 @@ import Testing
     }
 
     /// Bad values of the new options exit with the usage status before anything is fetched.
-    @Test(arguments: [["-s", "0"], ["-x", "0"], ["--min-split-size", "0"], ["--min-split-size", "big"],
+    @Test(arguments: [["-s", "0"], ["-x", "0"], ["-x", "17"], ["--min-split-size", "0"], ["--min-split-size", "big"],
                       ["--max-download-limit", "1.5M"], ["--max-overall-download-limit", "-1"]])
     func badOptionsAreUsageErrors(options: [String]) async throws {
         try await withTemporaryDirectory { directory in
             let result = try await HaulProcess.run(["get"] + options + ["http://127.0.0.1:9/never"], in: directory.url)
             #expect(result.status == 2, "stderr: \(result.stderr)")
         }
+    }
+
+    /// `haul daemon` takes the same options with the same checks, and `haul add` the
+    /// per-download ones: refused while parsing, which `haul` turns into status 2. (Parsed in
+    /// process: a daemon that wrongly accepted them would start and not exit.)
+    @Test(arguments: [["daemon", "-s", "0"], ["daemon", "-x", "17"], ["daemon", "--min-split-size", "big"],
+                      ["daemon", "--max-overall-download-limit", "fast"], ["daemon", "--timeout", "0"],
+                      ["daemon", "--connect-timeout=-1"], ["add", "-x", "0", "http://h/f"],
+                      ["add", "-s", "0", "http://h/f"], ["add", "--max-download-limit", "1.5M", "http://h/f"]])
+    func daemonAndAddCheckTheSameOptions(arguments: [String]) {
+        #expect {
+            try HaulCommand.parseAsRoot(arguments)
+        } throws: { error in
+            HaulCommand.exitCode(for: error) == .validationFailure && HaulCommand.message(for: error).hasPrefix("--")
+        }
+    }
+
+    /// The daemon's options become every session's configuration: a request's own split is
+    /// capped only by the ceiling, one without gets min(-s, -x), and one limiter is shared.
+    @Test func daemonOptionsConfigureTheSessions() throws {
+        let command = try #require(try HaulCommand.parseAsRoot([
+            "daemon", "-s", "6", "-x", "3", "--min-split-size", "1M", "--max-download-limit", "100K",
+            "--max-overall-download-limit", "2M", "--timeout", "7.5", "--connect-timeout", "2",
+        ]) as? DaemonCommand)
+        let transfers = command.transfers.daemonTransfers
+        #expect(transfers == DaemonTransferOptions(
+            split: 6, maxConnectionPerServer: 3, minSplitSize: 1 << 20, maxDownloadLimit: 100 << 10,
+            maxOverallDownloadLimit: 2 << 20, connectTimeout: .seconds(2), readTimeout: .milliseconds(7500)))
+        var configuration = DownloadManager.Configuration()
+        let limiter = SpeedLimiter(bytesPerSecond: transfers.maxOverallDownloadLimit)
+        transfers.apply(to: &configuration, sharing: limiter)
+        #expect(configuration.split == 3)
+        #expect(configuration.maxConnectionsPerServer == DaemonTransferOptions.connectionCeiling)
+        #expect(configuration.minSegmentSize == 1 << 20)
+        #expect(configuration.sharedSpeedLimiter === limiter)
+        #expect(configuration.readTimeout == .milliseconds(7500))
+        #expect(configuration.connectTimeout == .seconds(2))
+        let plain = try #require(try HaulCommand.parseAsRoot(["daemon"]) as? DaemonCommand)
+        #expect(plain.transfers.daemonTransfers == DaemonTransferOptions())
     }
 }

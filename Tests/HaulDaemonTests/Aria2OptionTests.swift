@@ -142,18 +142,36 @@ import Testing
     }
 
     /// `getOption` lists a download's options as strings: headers one per line, the checksum
-    /// in aria2's form, options not applied yet as they were given.
+    /// in aria2's form, split and connections per server as they were asked, else as the
+    /// connections the request has.
     @Test func listingADownload() throws {
         let checksum = try Checksum(.sha1, hex: String(repeating: "0a", count: 20))
-        let request = DownloadRequest(
+        var request = DownloadRequest(
             url: URL(string: "http://h/f")!, directory: URL(fileURLWithPath: "/tmp"), fileName: "f.bin",
             headers: [HeaderField(name: "A", value: "1"), HeaderField(name: "B", value: "2")], checksums: [checksum])
-        let listing = Aria2OptionListing.download(
-            request, pending: Aria2PendingOptions(split: 3), global: Aria2GlobalOptions(dir: URL(fileURLWithPath: "/tmp")))
+        request.split = 2
+        request.maxBytesPerSecond = 4096
+        let listing = Aria2OptionListing.download(request, asked: Aria2ConnectionOptions(split: 3))
         #expect(listing == [
             "dir": "/tmp", "out": "f.bin", "header": "A: 1\nB: 2", "checksum": .string("sha-1=" + checksum.hex),
-            "split": "3", "max-connection-per-server": "1", "max-download-limit": "0",
+            "split": "3", "max-connection-per-server": "2", "max-download-limit": "4096",
             "allow-overwrite": "false", "auto-file-renaming": "true",
         ])
+    }
+
+    /// A new download gets min(split, max-connection-per-server) connections, at most 16, and
+    /// its own limit, from its options or else the defaults.
+    @Test func requestConnectionsAndLimit() throws {
+        let global = Aria2GlobalOptions(
+            dir: URL(fileURLWithPath: "/tmp"), transfers: DaemonTransferOptions(split: 5, maxConnectionPerServer: 2, maxDownloadLimit: 1000))
+        let url = URL(string: "http://h/f")!
+        let directory = URL(fileURLWithPath: "/tmp")
+        let plain = global.request(for: url, Aria2OptionValues(), directory: directory)
+        #expect(plain.split == 2)
+        #expect(plain.maxBytesPerSecond == 1000)
+        let own = global.request(for: url, Aria2OptionValues(split: 40, maxConnectionPerServer: 16, maxDownloadLimit: 0), directory: directory)
+        #expect(own.split == 16)
+        #expect(own.maxBytesPerSecond == nil)
+        #expect(global.request(for: url, Aria2OptionValues(split: 3, maxConnectionPerServer: 8), directory: directory).split == 3)
     }
 }

@@ -198,18 +198,21 @@ struct Aria2Fixture: Sendable {
     /// Over TCP with the right secret.
     var tcpClient: HandlerClient { HandlerClient(handler: handler, origin: RPCOrigin(transport: .tcp), token: Self.secret) }
 
+    /// `transfers` configures the manager and the aria2 defaults as `haul daemon` does.
     static func run<T: Sendable>(
-        maxConcurrent: Int = 4, limits: JSONRPCLimits = JSONRPCLimits(),
+        maxConcurrent: Int = 4, limits: JSONRPCLimits = JSONRPCLimits(), transfers: DaemonTransferOptions = DaemonTransferOptions(),
         _ body: @escaping @Sendable (Aria2Fixture) async throws -> T
     ) async throws -> T {
         try await withTestServer { server in
             // In a directory of its own, so that tests can check nothing was written beside it.
             let directory = try RPCTest.temporaryDirectory().appendingPathComponent("downloads")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let manager = DownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: maxConcurrent))
+            var configuration = RPCTest.fastConfiguration(maxConcurrent: maxConcurrent)
+            transfers.apply(to: &configuration, sharing: SpeedLimiter(bytesPerSecond: transfers.maxOverallDownloadLimit))
+            let manager = DownloadManager(configuration: configuration)
             let requests = NIOLockedValueBox<[Bool]>([])
             let service = try Aria2Service(manager: manager, configuration: Aria2Configuration(
-                downloadDirectory: directory, requestShutdown: { force in requests.withLockedValue { $0.append(force) } }))
+                downloadDirectory: directory, transfers: transfers, requestShutdown: { force in requests.withLockedValue { $0.append(force) } }))
             var methods = RPCMethodTable()
             service.register(in: &methods)
             let handler = JSONRPCHandler(

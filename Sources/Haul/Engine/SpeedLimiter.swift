@@ -1,20 +1,23 @@
 import NIOConcurrencyHelpers
 
-/// A speed limit shared by several transfers (the manager's global limit), changeable while
-/// they run. Nil means unlimited, and then taking costs one uncontended lock and nothing else.
-final class SpeedLimiter: Sendable {
+/// A speed limit shared by several transfers (the manager's global limit, or one shared by
+/// several managers through `DownloadManager.Configuration.sharedSpeedLimiter`), changeable
+/// while they run. Nil means unlimited, and then taking costs one uncontended lock and nothing
+/// else.
+public final class SpeedLimiter: Sendable {
     private let bucket: NIOLockedValueBox<TokenBucket?>
 
-    init(bytesPerSecond: Int64?) {
+    /// A limiter of `bytesPerSecond` (nil, or less than 1, for none).
+    public init(bytesPerSecond: Int64?) {
         bucket = NIOLockedValueBox(bytesPerSecond.flatMap(Self.bucket))
     }
 
     /// The limit in bytes per second, nil when unlimited.
-    var bytesPerSecond: Int64? { bucket.withLockedValue { $0?.bytesPerSecond } }
+    public var bytesPerSecond: Int64? { bucket.withLockedValue { $0?.bytesPerSecond } }
 
     /// Sets (or with nil or a value below 1, removes) the limit; transfers waiting on the old
     /// one see the new one within `SpeedThrottle.slice`.
-    func setLimit(_ bytesPerSecond: Int64?) {
+    public func setLimit(_ bytesPerSecond: Int64?) {
         bucket.withLockedValue { bucket in
             guard let rate = bytesPerSecond, rate > 0 else {
                 bucket = nil

@@ -7,7 +7,8 @@ extension DownloadManager {
 
     /// Limits all transfers of this manager together to `bytesPerSecond` (nil, or less
     /// than 1, removes the limit), from now on. Starts from `Configuration.maxBytesPerSecond`;
-    /// not stored: a manager opened again starts from its configuration.
+    /// not stored: a manager opened again starts from its configuration. With a
+    /// `Configuration.sharedSpeedLimiter`, this changes the limit of every manager sharing it.
     public func setGlobalSpeedLimit(_ bytesPerSecond: Int64?) {
         runner.globalLimit.setLimit(bytesPerSecond)
     }

@@ -55,6 +55,12 @@ extension DownloadManager {
         /// (aria2's `--max-overall-download-limit`); nil (the default) for none.
         /// `DownloadManager.setGlobalSpeedLimit(_:)` changes it while transfers run.
         public var maxBytesPerSecond: Int64?
+        /// A global limit shared with other managers, so that one limit holds for all of them
+        /// together (a daemon's sessions under its `--max-overall-download-limit`). When set, it
+        /// is this manager's global limit and `maxBytesPerSecond` is not used; the manager's
+        /// `setGlobalSpeedLimit(_:)` then changes it for every manager that shares it.
+        /// Default nil: each manager has its own.
+        public var sharedSpeedLimiter: SpeedLimiter?
         /// Whether groups run one after another; `.interleaved` by default.
         public var groupOrder: GroupOrder = .interleaved
         /// Keep started, paused, completed, failed, canceled and group-completed events in the
@@ -131,7 +137,7 @@ extension TransferRunner {
             checkpointInterval: configuration.checkpointInterval,
             syncBeforePlacementThreshold: configuration.syncBeforePlacementThreshold,
             segmentation: configuration.segmentation,
-            globalLimit: SpeedLimiter(bytesPerSecond: configuration.maxBytesPerSecond),
+            globalLimit: configuration.sharedSpeedLimiter ?? SpeedLimiter(bytesPerSecond: configuration.maxBytesPerSecond),
             writeFault: configuration.writeFault)
     }
 }

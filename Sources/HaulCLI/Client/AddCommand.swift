@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Haul
+import HaulDaemon
 
 /// `haul add URL...`: hands downloads to a running daemon (aria2's `addUri`, one call per URL)
 /// and prints each new GID, so that scripts can follow them with `haul status GID`.
@@ -11,7 +12,8 @@ struct AddCommand: AsyncParsableCommand {
         discussion: """
             The daemon saves into its download directory (haul daemon --dir). --dir names a \
             directory inside it: a relative path is resolved against it, and a path that leaves \
-            it is refused. URLs, --checksum and --header are checked before anything is added; a URL             the daemon refuses is reported and the others are still added.
+            it is refused. URLs, --checksum and --header are checked before anything is added; a URL \
+            the daemon refuses is reported and the others are still added.
 
             Exit status:
             \(ExitStatus.helpTable)
@@ -37,6 +39,21 @@ struct AddCommand: AsyncParsableCommand {
         valueName: "type=hex"))
     var checksum: String?
 
+    @Option(name: [.customShort("s"), .customLong("split")], help: ArgumentHelp(
+        "Connections to split each download over when the server allows it (default: the daemon's -s; at most -x).",
+        valueName: "n"))
+    var split: Int?
+
+    @Option(name: [.customShort("x"), .customLong("max-connection-per-server")], help: ArgumentHelp(
+        "Most connections per download, 1 to \(DaemonTransferOptions.connectionCeiling) (default: the daemon's -x).",
+        valueName: "n"))
+    var maxConnectionsPerServer: Int?
+
+    @Option(name: .customLong("max-download-limit"), help: ArgumentHelp(
+        "Speed limit of each download in bytes per second, e.g. 512K (0: none; default: the daemon's).",
+        valueName: "rate"))
+    var maxDownloadLimit: String?
+
     @Flag(name: .customLong("pause"), help: "Add the downloads paused; `haul resume` starts them.")
     var paused = false
 
@@ -57,6 +74,13 @@ struct AddCommand: AsyncParsableCommand {
             throw ValidationError("--out must be a file name without '/'; use --dir for the directory")
         }
         if directory?.isEmpty == true { throw ValidationError("--dir must not be empty") }
+        if let split, split < 1 { throw ValidationError("--split must be at least 1") }
+        if let maxConnectionsPerServer, !(1...DaemonTransferOptions.connectionCeiling).contains(maxConnectionsPerServer) {
+            throw ValidationError("--max-connection-per-server must be between 1 and \(DaemonTransferOptions.connectionCeiling)")
+        }
+        if let maxDownloadLimit, DownloadPlan.byteCount(maxDownloadLimit) == nil {
+            throw ValidationError("--max-download-limit must be a rate such as 512K or 2M (0 for none), got '\(maxDownloadLimit)'")
+        }
         do {
             if let checksum { _ = try Checksum(parsing: checksum) }
             for header in headers { _ = try HeaderField(parsing: header) }
@@ -68,6 +92,8 @@ struct AddCommand: AsyncParsableCommand {
     var options: Aria2AddOptions {
         Aria2AddOptions(
             dir: directory, out: outputName, header: headers.isEmpty ? nil : headers, checksum: checksum,
+            split: split.map(String.init), maxConnectionPerServer: maxConnectionsPerServer.map(String.init),
+            maxDownloadLimit: maxDownloadLimit.flatMap(DownloadPlan.byteCount).map(String.init),
             pause: paused ? "true" : nil)
     }
 

@@ -13,10 +13,16 @@ public enum DaemonAssembly {
         public var downloadDirectory: URL
         /// Settings of sessions that never saved their own (the default session's among them).
         public var defaultSettings: SessionSettings
+        /// Connections, segment size, speed limits and timeouts of every session.
+        public var transfers: DaemonTransferOptions
 
-        public init(downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath), defaultSettings: SessionSettings = SessionSettings()) {
+        public init(
+            downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+            defaultSettings: SessionSettings = SessionSettings(), transfers: DaemonTransferOptions = DaemonTransferOptions()
+        ) {
             self.downloadDirectory = downloadDirectory
             self.defaultSettings = defaultSettings
+            self.transfers = transfers
         }
     }
 
@@ -28,14 +34,17 @@ public enum DaemonAssembly {
     public static func compose(_ context: DaemonContext, options: Options) async throws -> DaemonComponents {
         var settings = options.defaultSettings
         if let limit = context.configuration.maxConcurrentDownloads { settings.maxConcurrentDownloads = limit }
+        var managerConfiguration = DownloadManager.Configuration()
+        let overallLimit = SpeedLimiter(bytesPerSecond: options.transfers.maxOverallDownloadLimit)
+        options.transfers.apply(to: &managerConfiguration, sharing: overallLimit)
         let host = SessionHost(configuration: SessionHost.Configuration(
-            stateDirectory: context.configuration.stateDirectory, defaultSettings: settings))
+            stateDirectory: context.configuration.stateDirectory, defaultSettings: settings, manager: managerConfiguration))
         try await host.start()
         let defaultManager = try await host.manager(for: SessionHost.defaultSession)
 
         let control = context.control
         let aria2 = try Aria2Service(manager: defaultManager, configuration: Aria2Configuration(
-            downloadDirectory: options.downloadDirectory,
+            downloadDirectory: options.downloadDirectory, transfers: options.transfers,
             requestShutdown: { _ in control.requestShutdown() }))
         var methods = RPCMethodTable()
         aria2.register(in: &methods)

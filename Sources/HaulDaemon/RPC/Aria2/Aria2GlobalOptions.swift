@@ -1,8 +1,9 @@
 import Foundation
 import Haul
 
-/// aria2's global options as Haul keeps them: the defaults for new downloads, and the global
-/// limits the manager does not hold itself (`max-concurrent-downloads` lives in the manager).
+/// aria2's global options as Haul keeps them: the defaults for new downloads. The limits that
+/// hold for all downloads (`max-concurrent-downloads`, `max-overall-download-limit`) live in
+/// the manager.
 struct Aria2GlobalOptions: Sendable, Hashable {
     /// The default `dir`: the download directory, or a directory inside it.
     var dir: URL
@@ -11,16 +12,16 @@ struct Aria2GlobalOptions: Sendable, Hashable {
     var userAgent: String?
     var allowOverwrite = false
     var autoFileRenaming = true
-    /// Haul uses one connection per download until segmented downloads land.
-    var split = 1
-    var maxConnectionPerServer = 1
-    /// Bytes per second, 0 for no limit. Kept, not applied yet (see `Aria2PendingOptions`).
-    var maxDownloadLimit: Int64 = 0
-    /// Bytes per second, 0 for no limit. Kept, not applied yet.
-    var maxOverallDownloadLimit: Int64 = 0
+    var split: Int
+    var maxConnectionPerServer: Int
+    /// Bytes per second, 0 for no limit.
+    var maxDownloadLimit: Int64
 
-    init(dir: URL) {
+    init(dir: URL, transfers: DaemonTransferOptions = DaemonTransferOptions()) {
         self.dir = dir
+        split = transfers.split
+        maxConnectionPerServer = transfers.maxConnectionPerServer
+        maxDownloadLimit = transfers.maxDownloadLimit
     }
 
     /// Takes every default that `values` sets (the directory already resolved by the caller).
@@ -34,7 +35,6 @@ struct Aria2GlobalOptions: Sendable, Hashable {
         if let split = values.split { self.split = split }
         if let connections = values.maxConnectionPerServer { maxConnectionPerServer = connections }
         if let limit = values.maxDownloadLimit { maxDownloadLimit = limit }
-        if let limit = values.maxOverallDownloadLimit { maxOverallDownloadLimit = limit }
     }
 
     /// A new download's request: the given options over these defaults.
@@ -42,12 +42,21 @@ struct Aria2GlobalOptions: Sendable, Hashable {
         var headers = values.headers ?? self.headers
         Self.upsert(&headers, "Referer", values.referer ?? referer)
         Self.upsert(&headers, "User-Agent", values.userAgent ?? userAgent)
-        return DownloadRequest(
+        var request = DownloadRequest(
             url: url, directory: directory, fileName: values.out, headers: headers,
             checksums: values.checksum.map { [$0] } ?? [],
             conflictPolicy: Self.policy(
                 allowOverwrite: values.allowOverwrite ?? allowOverwrite,
                 autoFileRenaming: values.autoFileRenaming ?? autoFileRenaming))
+        request.split = DaemonTransferOptions.connections(
+            split: values.split ?? split, maxConnectionPerServer: values.maxConnectionPerServer ?? maxConnectionPerServer)
+        request.maxBytesPerSecond = Self.limit(values.maxDownloadLimit ?? maxDownloadLimit)
+        return request
+    }
+
+    /// aria2's speed (0 for none) as a request's limit (nil for none).
+    static func limit(_ bytesPerSecond: Int64) -> Int64? {
+        bytesPerSecond > 0 ? bytesPerSecond : nil
     }
 
     /// An existing request with the given options changed and the rest kept.

@@ -3,14 +3,16 @@ import Haul
 /// What `getOption` and `getGlobalOption` answer: option names to string values, like aria2,
 /// limited to the options Haul understands (aria2 lists only options that have a value too).
 enum Aria2OptionListing {
-    /// A download's options, read from its request, with the options not applied yet taken
-    /// from `pending` or else from the global defaults.
-    static func download(_ request: DownloadRequest, pending: Aria2PendingOptions?, global: Aria2GlobalOptions) -> JSONValue {
+    /// A download's options, read from its request. `split` and `max-connection-per-server`
+    /// are listed as they were `asked`; when that is not known (the daemon was restarted),
+    /// both show the connections the download may use.
+    static func download(_ request: DownloadRequest, asked: Aria2ConnectionOptions?) -> JSONValue {
+        let connections = request.split ?? 1
         var options: [String: JSONValue] = [
             "dir": .string(request.directory.path),
-            "split": .string(String(pending?.split ?? global.split)),
-            "max-connection-per-server": .string(String(pending?.maxConnectionPerServer ?? global.maxConnectionPerServer)),
-            "max-download-limit": .string(String(pending?.maxDownloadLimit ?? global.maxDownloadLimit)),
+            "split": .string(String(asked?.split ?? connections)),
+            "max-connection-per-server": .string(String(asked?.maxConnectionPerServer ?? connections)),
+            "max-download-limit": .string(String(request.maxBytesPerSecond ?? 0)),
         ]
         if let name = request.fileName { options["out"] = .string(name) }
         if !request.headers.isEmpty { options["header"] = .string(headerLines(request.headers)) }
@@ -21,11 +23,13 @@ enum Aria2OptionListing {
         return .object(options)
     }
 
-    static func global(_ global: Aria2GlobalOptions, maxConcurrentDownloads: Int, userAgent: String) -> JSONValue {
+    static func global(
+        _ global: Aria2GlobalOptions, maxConcurrentDownloads: Int, maxOverallDownloadLimit: Int64, userAgent: String
+    ) -> JSONValue {
         var options: [String: JSONValue] = [
             "dir": .string(global.dir.path),
             "max-concurrent-downloads": .string(String(maxConcurrentDownloads)),
-            "max-overall-download-limit": .string(String(global.maxOverallDownloadLimit)),
+            "max-overall-download-limit": .string(String(maxOverallDownloadLimit)),
             "max-download-limit": .string(String(global.maxDownloadLimit)),
             "split": .string(String(global.split)),
             "max-connection-per-server": .string(String(global.maxConnectionPerServer)),

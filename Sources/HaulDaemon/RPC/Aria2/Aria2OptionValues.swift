@@ -34,29 +34,21 @@ struct Aria2OptionValues: Sendable, Hashable {
     /// `user-agent`: sent as the `User-Agent` header.
     var userAgent: String?
 
-    /// The options that the manager does not apply yet and the RPC layer only remembers.
-    var hasPendingOptions: Bool {
-        split != nil || maxConnectionPerServer != nil || maxDownloadLimit != nil
-    }
-
-    /// The options that change a download's request.
-    var changesRequest: Bool {
-        dir != nil || out != nil || headers != nil || checksum != nil || allowOverwrite != nil
-            || autoFileRenaming != nil || referer != nil || userAgent != nil
+    /// Whether the options say how many connections a download may use.
+    var asksForConnections: Bool {
+        split != nil || maxConnectionPerServer != nil
     }
 }
 
-/// Options the manager cannot apply yet (per-download speed limits and connections are being
-/// added to the engine). The RPC layer keeps them per download so that `getOption` answers
-/// what was asked, and applies them once the engine can.
-struct Aria2PendingOptions: Sendable, Hashable {
+/// A download's `split` and `max-connection-per-server` as it was given them. The manager keeps
+/// only the connections they make together (the request's `split`), so the RPC layer keeps
+/// these for `getOption`, and to combine a later change of one with the other.
+struct Aria2ConnectionOptions: Sendable, Hashable {
     var split: Int?
     var maxConnectionPerServer: Int?
-    var maxDownloadLimit: Int64?
 
     mutating func merge(_ values: Aria2OptionValues) {
         if let split = values.split { self.split = split }
         if let connections = values.maxConnectionPerServer { maxConnectionPerServer = connections }
-        if let limit = values.maxDownloadLimit { maxDownloadLimit = limit }
     }
 }

@@ -23,7 +23,7 @@ extension Aria2Service {
         let id = try await managed { () async throws(HaulError) in
             try await manager.add(request, queueIndex: position, paused: values.pause ?? false)
         }
-        if values.hasPendingOptions { pending[id, default: Aria2PendingOptions()].merge(values) }
+        if values.asksForConnections { connectionsAsked[id, default: Aria2ConnectionOptions()].merge(values) }
         return .string(id.description)
     }
 

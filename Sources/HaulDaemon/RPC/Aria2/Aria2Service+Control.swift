@@ -62,7 +62,7 @@ extension Aria2Service {
     /// `purgeDownloadResult()` → "OK": forgets every completed, failed and removed download.
     func purgeDownloadResult() async throws(JSONRPCError) -> JSONValue {
         let forgotten = try await managed { () async throws(HaulError) in try await manager.forgetFinished() }
-        for id in forgotten { pending[id] = nil }
+        for id in forgotten { connectionsAsked[id] = nil }
         return "OK"
     }
 
@@ -72,7 +72,7 @@ extension Aria2Service {
         guard info.state.isTerminal else { throw .failed("Could not remove download result of GID#\(info.id)") }
         let forgotten = try await managed { () async throws(HaulError) in try await manager.forgetFinished([info.id]) }
         guard forgotten == [info.id] else { throw .failed("Could not remove download result of GID#\(info.id)") }
-        pending[info.id] = nil
+        connectionsAsked[info.id] = nil
         return "OK"
     }
 }

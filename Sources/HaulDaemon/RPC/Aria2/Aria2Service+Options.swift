@@ -6,11 +6,12 @@ extension Aria2Service {
     /// `getOption(gid)`.
     func getOption(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let info = try await download(p)
-        return Aria2OptionListing.download(info.request, pending: pending[info.id], global: global)
+        return Aria2OptionListing.download(info.request, asked: connectionsAsked[info.id])
     }
 
     /// `changeOption(gid, options)` → "OK". Options that change the request (dir, out,
-    /// header, checksum, …) restart a running download, as in aria2; the others do not.
+    /// header, checksum, split, …) restart a running download from its bytes on disk, as in
+    /// aria2; `max-download-limit` applies at once, without a restart.
     func changeOption(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let gid = try p.string(0, "gid")
         let values = try Aria2OptionParser.parse(try p.object(1, "options"), for: .changeDownload)
@@ -19,11 +20,26 @@ extension Aria2Service {
         let directory = try values.dir.map { text throws(JSONRPCError) in
             try downloadDirectory.resolve(text, relativeTo: global.dir)
         }
-        let request = Aria2GlobalOptions.changing(info.request, values, directory: directory)
-        if values.changesRequest, request != info.request {
+        var request = Aria2GlobalOptions.changing(info.request, values, directory: directory)
+        var asked = connectionsAsked[info.id] ?? Aria2ConnectionOptions()
+        if values.asksForConnections {
+            asked.merge(values)
+            // What was not asked is the global default, or more if the download already has
+            // more connections than that (asked before the daemon restarted).
+            let current = info.request.split ?? 1
+            request.split = DaemonTransferOptions.connections(
+                split: asked.split ?? max(current, global.split),
+                maxConnectionPerServer: asked.maxConnectionPerServer ?? max(current, global.maxConnectionPerServer))
+        }
+        if request != info.request {
             try await managed { () async throws(HaulError) in try await manager.replaceRequest(info.id, with: request) }
         }
-        if values.hasPendingOptions { pending[info.id, default: Aria2PendingOptions()].merge(values) }
+        if values.asksForConnections { connectionsAsked[info.id] = asked }
+        if let limit = values.maxDownloadLimit {
+            try await managed { () async throws(HaulError) in
+                try await manager.setSpeedLimit(Aria2GlobalOptions.limit(limit), for: info.id)
+            }
+        }
         return "OK"
     }
 
@@ -31,7 +47,7 @@ extension Aria2Service {
     func getGlobalOption() async -> JSONValue {
         Aria2OptionListing.global(
             global, maxConcurrentDownloads: await manager.maxConcurrentDownloads,
-            userAgent: manager.configuration.userAgent)
+            maxOverallDownloadLimit: await manager.globalSpeedLimit ?? 0, userAgent: manager.configuration.userAgent)
     }
 
     /// `changeGlobalOption(options)` → "OK". Every value is checked before any is applied.
@@ -49,6 +65,7 @@ extension Aria2Service {
         if let limit = values.maxConcurrentDownloads {
             try await managed { () async throws(HaulError) in try await manager.setMaxConcurrentDownloads(limit) }
         }
+        if let limit = values.maxOverallDownloadLimit { await manager.setGlobalSpeedLimit(Aria2GlobalOptions.limit(limit)) }
         global.apply(values, dir: directory)
         return "OK"
     }

@@ -9,9 +9,17 @@ public struct Aria2Configuration: Sendable {
     /// Called by `aria2.shutdown` (false) and `aria2.forceShutdown` (true). It must only start
     /// the shutdown and return, so that the call can still be answered.
     public var requestShutdown: @Sendable (_ force: Bool) -> Void
+    /// The defaults of new downloads' `split`, `max-connection-per-server` and
+    /// `max-download-limit` (the daemon's command line). The overall limit is the manager's
+    /// global one, read from it.
+    public var transfers: DaemonTransferOptions
 
-    public init(downloadDirectory: URL, requestShutdown: @escaping @Sendable (_ force: Bool) -> Void) {
+    public init(
+        downloadDirectory: URL, transfers: DaemonTransferOptions = DaemonTransferOptions(),
+        requestShutdown: @escaping @Sendable (_ force: Bool) -> Void
+    ) {
         self.downloadDirectory = downloadDirectory
+        self.transfers = transfers
         self.requestShutdown = requestShutdown
     }
 }
@@ -26,16 +34,19 @@ public struct Aria2Configuration: Sendable {
 /// - paused downloads are listed after the queued ones in `tellWaiting`, and `changePosition`
 ///   moves queued downloads only (`unpause` queues a download at the back);
 /// - `tellStopped` lists finished downloads in the order they were added, not stopped;
-/// - `split`, `max-connection-per-server`, `max-download-limit` and
-///   `max-overall-download-limit` are accepted and reported but not applied yet;
+/// - a download gets `min(split, max-connection-per-server)` connections (at most 16) when the
+///   server allows ranges; `max-download-limit` applies at once, even to a running download;
+///   `max-overall-download-limit` is the manager's global limit, which the daemon shares
+///   between all its sessions;
 /// - BitTorrent and Metalink (`addTorrent`, `addMetalink`, `getPeers`) are not supported.
 public actor Aria2Service {
     let manager: DownloadManager
     let configuration: Aria2Configuration
     let downloadDirectory: Aria2DownloadDirectory
     var global: Aria2GlobalOptions
-    /// Options given for downloads that the manager does not apply yet, by download.
-    var pending: [DownloadID: Aria2PendingOptions] = [:]
+    /// The `split` and `max-connection-per-server` each download was given, so that `getOption`
+    /// lists them as asked; the manager keeps only the connections they make.
+    var connectionsAsked: [DownloadID: Aria2ConnectionOptions] = [:]
     /// aria2's session ID: new for each run of the daemon.
     let sessionID: String
 
@@ -44,7 +55,7 @@ public actor Aria2Service {
         self.configuration = configuration
         let directory = try Aria2DownloadDirectory(configuration.downloadDirectory)
         self.downloadDirectory = directory
-        self.global = Aria2GlobalOptions(dir: directory.url)
+        self.global = Aria2GlobalOptions(dir: directory.url, transfers: configuration.transfers)
         self.sessionID = (0..<40).map { _ in String(Int.random(in: 0..<16), radix: 16) }.joined()
     }
 
