@@ -42,17 +42,25 @@ struct TransferOptions: ParsableArguments {
                 throw ValidationError("\(name) must be a number of seconds above 0 (at most 86400), got \(value)")
             }
         }
+        try Self.check(split: split, maxConnectionsPerServer: maxConnectionsPerServer, maxDownloadLimit: maxDownloadLimit)
+        if let minSplitSize, (DownloadPlan.byteCount(minSplitSize) ?? 0) < 1 {
+            throw ValidationError("--min-split-size must be a size such as 1M or 20M, got '\(minSplitSize)'")
+        }
+        try Self.checkRate("--max-overall-download-limit", maxOverallDownloadLimit)
+    }
+
+    /// The checks of the per-download options, which `haul add` takes too.
+    static func check(split: Int?, maxConnectionsPerServer: Int?, maxDownloadLimit: String?) throws {
         if let split, split < 1 { throw ValidationError("--split must be at least 1") }
         if let maxConnectionsPerServer, !(1...DaemonTransferOptions.connectionCeiling).contains(maxConnectionsPerServer) {
             throw ValidationError("--max-connection-per-server must be between 1 and \(DaemonTransferOptions.connectionCeiling)")
         }
-        if let minSplitSize, (DownloadPlan.byteCount(minSplitSize) ?? 0) < 1 {
-            throw ValidationError("--min-split-size must be a size such as 1M or 20M, got '\(minSplitSize)'")
-        }
-        for (name, value) in [("--max-download-limit", maxDownloadLimit), ("--max-overall-download-limit", maxOverallDownloadLimit)] {
-            if let value, DownloadPlan.byteCount(value) == nil {
-                throw ValidationError("\(name) must be a rate such as 512K or 2M (0 for none), got '\(value)'")
-            }
+        try checkRate("--max-download-limit", maxDownloadLimit)
+    }
+
+    private static func checkRate(_ name: String, _ value: String?) throws {
+        if let value, DownloadPlan.byteCount(value) == nil {
+            throw ValidationError("\(name) must be a rate such as 512K or 2M (0 for none), got '\(value)'")
         }
     }
 

@@ -74,13 +74,7 @@ struct AddCommand: AsyncParsableCommand {
             throw ValidationError("--out must be a file name without '/'; use --dir for the directory")
         }
         if directory?.isEmpty == true { throw ValidationError("--dir must not be empty") }
-        if let split, split < 1 { throw ValidationError("--split must be at least 1") }
-        if let maxConnectionsPerServer, !(1...DaemonTransferOptions.connectionCeiling).contains(maxConnectionsPerServer) {
-            throw ValidationError("--max-connection-per-server must be between 1 and \(DaemonTransferOptions.connectionCeiling)")
-        }
-        if let maxDownloadLimit, DownloadPlan.byteCount(maxDownloadLimit) == nil {
-            throw ValidationError("--max-download-limit must be a rate such as 512K or 2M (0 for none), got '\(maxDownloadLimit)'")
-        }
+        try TransferOptions.check(split: split, maxConnectionsPerServer: maxConnectionsPerServer, maxDownloadLimit: maxDownloadLimit)
         do {
             if let checksum { _ = try Checksum(parsing: checksum) }
             for header in headers { _ = try HeaderField(parsing: header) }
