@@ -37,6 +37,22 @@ struct SegmentPlanTests {
         #expect(SegmentPlan.split(totalLength: 0, connections: 4, minSegmentSize: 1, minStealSize: 1) == nil)
     }
 
+    /// Bytes already written by one connection stay in the first segment; only the rest is cut, in equal parts, and nothing counts as durable before a checkpoint.
+    @Test func splitOfTheRestKeepsTheWrittenPrefix() throws {
+        let plan = try #require(SegmentPlan.split(totalLength: 1000, written: 400, connections: 3, minSegmentSize: 100, minStealSize: 10))
+        #expect(plan.segments.map(\.start) == [0, 600, 800])
+        #expect(plan.segments.map(\.end) == [600, 800, 1000])
+        #expect(plan.segments.map(\.written) == [400, 600, 800])
+        #expect(plan.segments.map(\.durable) == [0, 600, 800])
+        #expect(plan.writtenBytes == 400)
+        #expect(plan.contiguousWrittenPrefix == 400)
+        #expect(plan.contiguousDurablePrefix == 0)
+        #expect(plan.firstUnfinished?.start == 0)
+        // The rest must be worth two segments.
+        #expect(SegmentPlan.split(totalLength: 1000, written: 850, connections: 4, minSegmentSize: 100, minStealSize: 10) == nil)
+        #expect(SegmentPlan.split(totalLength: 1000, written: 1000, connections: 4, minSegmentSize: 1, minStealSize: 1) == nil)
+    }
+
     /// Connections take unclaimed segments lowest first (or the one they prefer), each its own.
     @Test func connectionsTakeDistinctSegments() throws {
         var plan = try #require(SegmentPlan.split(totalLength: 400, connections: 4, minSegmentSize: 100, minStealSize: 10))

@@ -105,4 +105,43 @@ struct SegmentResumeTests {
             #expect(secondRun.first?.header("if-range") != nil && secondRun.first?.status == 200)
         }
     }
+    /// A download begun with one connection and then asked for more continues from its bytes with the rest split: every later request is a range after those bytes, several run, and the file arrives exact with its checksum verified.
+    @Test func oneConnectionDownloadSplitsTheRestWhenAskedForMore() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let bytes = TestContent.bytes(seed: 140, size: Self.size)
+            let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
+            let key = "/file/widened.bin"
+            var request = Support.request(server, key, ["size": "\(Self.size)", "seed": "140", "rate": "\(Self.rate)"],
+                                          in: dir, checksums: [sha])
+            request.split = 1
+            try await withDownloadManager(configuration: SegmentedDownloadTests.configuration()) { manager in
+                let events = manager.events()
+                let id = try await manager.add(request)
+                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                    if case .progress(id, let progress) = event, progress.completedBytes >= 500 << 10 { return true }
+                    return nil
+                }
+                var wider = request
+                wider.split = 4
+                try await manager.replaceRequest(id, with: wider)
+                let info = try await manager.finished(id)
+                #expect(info.state == .completed)
+                #expect(info.verifiedChecksums.contains(sha))
+            }
+            #expect(Support.contents(dir.appendingPathComponent("widened.bin")) == bytes)
+            #expect(Support.leftovers(dir).isEmpty)
+
+            let requests = server.requests(forKey: key)
+            let log = requests.map { "\($0.header("range") ?? "whole") → \($0.status)" }
+            #expect(requests.first?.header("range") == nil && requests.first?.status == 200, "\(log)")
+            let later = Array(requests.dropFirst())
+            #expect(later.allSatisfy { $0.status == 206 }, "\(log)")
+            let starts = later.compactMap(SegmentedDownloadTests.rangeStart)
+            #expect(starts.count == later.count && later.count >= 4, "the rest went over several connections: \(log)")
+            let resumedAt = try #require(starts.first)
+            #expect(resumedAt >= 500 << 10, "the first request continues from the bytes on disk: \(log)")
+            #expect(starts.dropFirst().allSatisfy { $0 > resumedAt }, "no byte before the resume point is asked for again: \(log)")
+        }
+    }
 }

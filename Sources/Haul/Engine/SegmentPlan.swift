@@ -66,17 +66,26 @@ struct SegmentPlan: Sendable, Hashable {
     /// Sorted by start; together they cover `0..<totalLength` exactly.
     private(set) var segments: [Segment]
 
-    /// A fresh split of `totalLength` bytes into at most `connections` equal segments of at
-    /// least `minSegmentSize` bytes; nil when that leaves fewer than two (one connection then).
-    static func split(totalLength: Int64, connections: Int, minSegmentSize: Int64, minStealSize: Int64) -> SegmentPlan? {
-        guard connections >= 2, totalLength > 0 else { return nil }
-        let count = Int(min(Int64(connections), totalLength / max(1, minSegmentSize)))
+    /// A split of `totalLength` bytes into at most `connections` segments of at least
+    /// `minSegmentSize` bytes; nil when that leaves fewer than two (one connection then).
+    ///
+    /// With `written`, bytes `0..<written` are already in the part file (a download that ran
+    /// with one connection until now): the rest is cut into equal parts, and the first segment
+    /// starts at 0 with those bytes written. They count as durable only once a checkpoint has
+    /// flushed them again, so a record made before that never claims more than before.
+    static func split(
+        totalLength: Int64, written: Int64 = 0, connections: Int, minSegmentSize: Int64, minStealSize: Int64
+    ) -> SegmentPlan? {
+        guard connections >= 2, totalLength > 0, written >= 0, written < totalLength else { return nil }
+        let remaining = totalLength - written
+        let count = Int(min(Int64(connections), remaining / max(1, minSegmentSize)))
         guard count >= 2 else { return nil }
-        let size = totalLength / Int64(count)
+        let size = remaining / Int64(count)
         let segments = (0..<count).map { index -> Segment in
-            let start = Int64(index) * size
-            let end = index == count - 1 ? totalLength : start + size
-            return Segment(start: start, end: end, reserved: start, written: start, durable: start, owner: nil)
+            let start = index == 0 ? 0 : written + Int64(index) * size
+            let end = index == count - 1 ? totalLength : written + Int64(index + 1) * size
+            let next = index == 0 ? written : start
+            return Segment(start: start, end: end, reserved: next, written: next, durable: start, owner: nil)
         }
         return SegmentPlan(totalLength: totalLength, minStealSize: minStealSize, segments: segments)
     }

@@ -160,6 +160,16 @@ struct TransferRunner: Sendable {
             precondition(resumeOffset == state.bytesOnDisk, "resume offset and part length disagree")
             // Anything past the recorded offset is not trusted: cut it before appending.
             try state.part.open(truncatingTo: state.bytesOnDisk)
+            if maySplit, !state.splitRefused, let plan = splitPlan(state, response: response, written: resumeOffset) {
+                // Begun with one connection (or asked for more since): the rest is split.
+                state.segments = plan
+                state.hashedLength = state.hasher == nil ? 0 : state.bytesOnDisk
+                state.finalURL = response.finalURL
+                state.contentDisposition = response.header("content-disposition")
+                let first = SegmentedTransfer.FirstResponse(
+                    body: response.body, segmentStart: 0, from: resumeOffset, requestedEnd: plan.totalLength)
+                return try await fetchSegments(&state, first: first, live: live, reporter: reporter)
+            }
             if state.hasher == nil {
                 let current = state
                 state.hasher = try await live.holdingReads { () async throws(HaulError) in try await rebuildHasher(current) }
@@ -199,16 +209,18 @@ struct TransferRunner: Sendable {
         return .complete
     }
 
-    /// The split of a fresh download, if it is worth one and the response proves it safe:
-    /// ranges offered, a strong validator, identity coding, and a known length.
-    private func splitPlan(_ state: TransferState, response: HTTPTransport.Response) -> SegmentPlan? {
+    /// The split of the bytes after `written`, if it is worth one and the response proves it
+    /// safe: ranges offered (or a 206 that served one), a strong validator, identity coding,
+    /// and a known length.
+    private func splitPlan(_ state: TransferState, response: HTTPTransport.Response, written: Int64 = 0) -> SegmentPlan? {
         let connections = segmentation.connections(for: state.request)
-        guard connections > 1, response.status == 200,
-              let entity = state.entity, entity.isResumable, entity.validator != nil, let total = entity.totalLength,
-              response.header("accept-ranges")?.lowercased().contains("bytes") == true
+        let rangesServed = response.status == 206
+            || (response.status == 200 && response.header("accept-ranges")?.lowercased().contains("bytes") == true)
+        guard connections > 1, rangesServed,
+              let entity = state.entity, entity.isResumable, entity.validator != nil, let total = entity.totalLength
         else { return nil }
         return SegmentPlan.split(
-            totalLength: total, connections: connections, minSegmentSize: segmentation.minSegmentSize,
+            totalLength: total, written: written, connections: connections, minSegmentSize: segmentation.minSegmentSize,
             minStealSize: segmentation.minStealSize)
     }
 
