@@ -34,6 +34,28 @@ struct ManagerEndToEndTests {
         }
     }
 
+    /// Raising the concurrency limit of a running manager above what it started with lets every admitted download fetch at once: none waits in the HTTP client's pool for a connection until its connect timeout fails it.
+    @Test func raisedConcurrencyIsNotCappedByTheConnectionPool() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let count = 12
+            // Each body takes about 2 s, longer than the connect timeout.
+            let requests = (0..<count).map { n in
+                Support.request(server, "/file/raised\(n).bin", ["size": "\(200 << 10)", "seed": "\(n)", "rate": "\(100 << 10)", "key": "raised"], in: dir)
+            }
+            var configuration = Support.fastConfiguration(maxConcurrent: 1, retries: 0)
+            configuration.connectTimeout = .seconds(1)
+            try await withDownloadManager(configuration: configuration) { manager in
+                try await manager.setMaxConcurrentDownloads(count)
+                let group = try await manager.add(requests, toGroup: "raised")
+                let summary = await group.completion
+                #expect(summary.failed.isEmpty, "\(summary.failed.map { $0.error?.message ?? "" })")
+                #expect(summary.completed.count == count)
+            }
+            #expect(server.peakConcurrentResponses(forKey: "raised") == count)
+        }
+    }
+
     /// A group's summary lists what failed and why, beside what succeeded.
     @Test func groupSummaryReportsFailures() async throws {
         try await withTestServer { server in

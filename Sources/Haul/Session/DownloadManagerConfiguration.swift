@@ -118,14 +118,21 @@ extension DownloadManager.Configuration {
 
     /// The HTTP client's settings. Its per-host connection pool must hold every connection
     /// the scheduler may open to one host (downloads times their connections), or it would
-    /// queue requests: a hidden cap.
+    /// queue requests, and a queued request fails after the connect timeout: a hidden cap.
+    /// The pool is fixed when the manager starts, but `setMaxConcurrentDownloads` may raise
+    /// the downloads later, so it is never sized below `minimumConnectionsPerHost`; an idle
+    /// pool costs nothing for the room it is allowed.
     var transport: HTTPTransport.Configuration {
         HTTPTransport.Configuration(
             connectTimeout: connectTimeout,
             redirectLimit: redirectLimit,
             userAgent: userAgent,
-            connectionsPerHost: (maxDownloadsPerHost ?? maxConcurrentDownloads) * max(1, maxConnectionsPerServer))
+            connectionsPerHost: max(
+                Self.minimumConnectionsPerHost, (maxDownloadsPerHost ?? maxConcurrentDownloads) * max(1, maxConnectionsPerServer)))
     }
+
+    /// The least room of the HTTP client's pool for one host (see `transport`).
+    static let minimumConnectionsPerHost = 1024
 }
 
 extension TransferRunner {
