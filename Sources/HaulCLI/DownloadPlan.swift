@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulDaemon
 
 /// The downloads one `haul get` asks for: command-line URLs and input-file entries turned into
 /// `DownloadRequest`s, with every usage rule checked before anything touches the network.
@@ -60,7 +61,9 @@ struct DownloadPlan: Sendable {
                 name: entry.outputName ?? options.outputName, headers: headers, checksums: checksums,
                 conflictPolicy: options.conflictPolicy)
             if let text = entry.split {
-                guard let split = Int(text), split >= 1 else { throw .usage("\(place): split=\(text) is not a number of connections (1 or more)") }
+                guard let split = Int(text), DaemonTransferOptions.splitRange.contains(split) else {
+                    throw .usage("\(place): split=\(text) is not a number of connections (1 to \(DaemonTransferOptions.splitRange.upperBound))")
+                }
                 request.split = split
             }
             request.maxBytesPerSecond = options.maxBytesPerSecond

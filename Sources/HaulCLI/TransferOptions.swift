@@ -51,7 +51,9 @@ struct TransferOptions: ParsableArguments {
 
     /// The checks of the per-download options, which `haul add` takes too.
     static func check(split: Int?, maxConnectionsPerServer: Int?, maxDownloadLimit: String?) throws {
-        if let split, split < 1 { throw ValidationError("--split must be at least 1") }
+        if let split, !DaemonTransferOptions.splitRange.contains(split) {
+            throw ValidationError("--split must be between 1 and \(DaemonTransferOptions.splitRange.upperBound)")
+        }
         if let maxConnectionsPerServer, !(1...DaemonTransferOptions.connectionCeiling).contains(maxConnectionsPerServer) {
             throw ValidationError("--max-connection-per-server must be between 1 and \(DaemonTransferOptions.connectionCeiling)")
         }

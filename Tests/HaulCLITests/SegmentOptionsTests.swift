@@ -32,7 +32,7 @@ import Testing
     }
 
     /// A bad `split=` or `max-download-limit=` is a usage error naming the input line.
-    @Test(arguments: ["  split=0", "  split=many", "  max-download-limit=fast"])
+    @Test(arguments: ["  split=0", "  split=1025", "  split=many", "  max-download-limit=fast"])
     func badPerURLOptions(option: String) throws {
         let entries = try InputFile.parse("http://h/a\n\(option)", source: "list")
         #expect {
@@ -80,7 +80,8 @@ import Testing
     @Test(arguments: [["daemon", "-s", "0"], ["daemon", "-x", "17"], ["daemon", "--min-split-size", "big"],
                       ["daemon", "--max-overall-download-limit", "fast"], ["daemon", "--timeout", "0"],
                       ["daemon", "--connect-timeout=-1"], ["add", "-x", "0", "http://h/f"],
-                      ["add", "-s", "0", "http://h/f"], ["add", "--max-download-limit", "1.5M", "http://h/f"]])
+                      ["add", "-s", "0", "http://h/f"], ["add", "-s", "1025", "http://h/f"], ["daemon", "-s", "1025"],
+                      ["add", "--max-download-limit", "1.5M", "http://h/f"]])
     func daemonAndAddCheckTheSameOptions(arguments: [String]) {
         #expect {
             try HaulCommand.parseAsRoot(arguments)

@@ -33,6 +33,10 @@ public struct DaemonTransferOptions: Sendable, Hashable {
     /// that a download's own `split` and `max-connection-per-server` are what count.
     public static let connectionCeiling = 16
 
+    /// The values `split` may take. aria2 sets no upper bound; a download can use no more
+    /// than `connectionCeiling` anyway, and a larger number is far more likely a typo.
+    public static let splitRange = 1...1024
+
     public init(
         split: Int = 5, maxConnectionPerServer: Int = 1, minSplitSize: Int64 = 20 << 20,
         maxDownloadLimit: Int64 = 0, maxOverallDownloadLimit: Int64 = 0,

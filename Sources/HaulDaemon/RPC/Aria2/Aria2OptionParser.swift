@@ -52,8 +52,8 @@ enum Aria2OptionParser {
             case "out": values.out = try fileName(text)
             case "checksum":
                 do { values.checksum = try Checksum(parsing: text) } catch { throw problem(name, error.message) }
-            case "split": values.split = try integer(name, text, in: 1...1024)
-            case "max-connection-per-server": values.maxConnectionPerServer = try integer(name, text, in: 1...16)
+            case "split": values.split = try integer(name, text, in: DaemonTransferOptions.splitRange)
+            case "max-connection-per-server": values.maxConnectionPerServer = try integer(name, text, in: 1...DaemonTransferOptions.connectionCeiling)
             case "max-concurrent-downloads": values.maxConcurrentDownloads = try integer(name, text, in: 1...100_000)
             case "max-download-limit": values.maxDownloadLimit = try speed(name, text)
             case "max-overall-download-limit": values.maxOverallDownloadLimit = try speed(name, text)
