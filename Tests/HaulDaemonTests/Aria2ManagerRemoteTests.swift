@@ -134,19 +134,26 @@ import Testing
         }
     }
 
-    /// A running download whose request changes is paused, changed and queued again: it
-    /// continues from its bytes (a range request) and is placed under the new name.
+    /// A running download whose request changes is stopped and started again in its slot,
+    /// ahead of the queued downloads: it continues from its bytes (a range request) and is
+    /// placed under the new name, and the download queued behind it has not started meanwhile.
     @Test func replaceRequestOfARunningDownload() async throws {
         try await withTestServer { server in
             let directory = try RPCTest.temporaryDirectory()
-            try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
+            var configuration = RPCTest.fastConfiguration()
+            configuration.maxConcurrentDownloads = 1
+            try await withDownloadManager(configuration: configuration) { manager in
                 let original = request(server, "run.bin", in: directory, size: 400_000, seed: 7, rate: 200_000, extra: ["key": "run"])
                 let id = try await manager.add(original)
+                let behind = try await manager.add(request(server, "behind.bin", in: directory, size: 1000, seed: 6, rate: 200_000))
                 try await waitUntil(manager, "bytes to arrive") { await ($0.info(id)?.progress.completedBytes ?? 0) > 0 }
                 var changed = original
                 changed.fileName = "renamed.bin"
                 try await manager.replaceRequest(id, with: changed)
+                #expect(await manager.info(id)?.state == .running)
+                #expect(await manager.info(behind)?.state == .queued, "the changed download kept its slot")
                 #expect(try await manager.finished(id).state == .completed)
+                #expect(try await manager.finished(behind).state == .completed)
                 let data = FileManager.default.contents(atPath: directory.appendingPathComponent("renamed.bin").path)
                 #expect(data == Data(TestContent.bytes(seed: 7, size: 400_000)))
                 #expect(server.requests(forKey: "run").contains { $0.header("Range") != nil })

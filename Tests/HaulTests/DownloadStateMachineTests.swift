@@ -126,3 +126,61 @@ struct BlockedTransferTests {
         #expect(machine.transferEnded(.blocked(HaulError(.diskFull, ""))) == .discardAndReportCanceled)
     }
 }
+
+@Suite("Download state machine: restart for a changed request")
+struct RestartTransferTests {
+    /// A running download asked to restart stops its transfer, keeps its slot, and once the transfer has ended starts again with a fresh count of attempts, whatever ended it.
+    @Test(arguments: [
+        DownloadStateMachine.TransferOutcome.stopped,
+        .failed(HaulError(.connectionFailed, "reset"), retryDelay: .seconds(1)),
+        .blocked(HaulError(.diskFull, "no space")),
+    ])
+    func restartKeepsTheSlotAndStartsAgain(outcome: DownloadStateMachine.TransferOutcome) {
+        var machine = DownloadStateMachine(state: .running(attempt: 3))
+        #expect(machine.restart() == .stopTransfer)
+        #expect(machine.holdsSlot)
+        #expect(machine.publicState == .running)
+        #expect(machine.restart() == DownloadStateMachine.Action.none, "asking twice stops the transfer once")
+        #expect(machine.resume() == DownloadStateMachine.Action.none)
+        #expect(machine.transferEnded(outcome) == .restartTransfer(attempt: 1))
+        #expect(machine.state == .running(attempt: 1))
+        #expect(machine.holdsSlot)
+    }
+
+    /// A transfer that completes while being restarted is completed: its verified, placed file is not fetched again.
+    @Test func completionRacingRestartIsCompleted() {
+        var machine = DownloadStateMachine(state: .running(attempt: 1))
+        _ = machine.restart()
+        #expect(machine.transferEnded(.succeeded) == .reportCompleted)
+        #expect(machine.publicState == .completed)
+    }
+
+    /// A pause or cancel during a restart wins: the caller waits for the same transfer's end, and the download is paused or canceled, not started again.
+    @Test func pauseOrCancelDuringRestartWins() {
+        var paused = DownloadStateMachine(state: .running(attempt: 1))
+        _ = paused.restart()
+        #expect(paused.pause() == .stopTransfer)
+        #expect(paused.transferEnded(.stopped) == .reportPaused)
+
+        var canceled = DownloadStateMachine(state: .running(attempt: 1))
+        _ = canceled.restart()
+        #expect(canceled.cancel() == .stopTransfer)
+        #expect(canceled.transferEnded(.stopped) == .discardAndReportCanceled)
+    }
+
+    /// Only a running transfer needs a restart; a download being paused or canceled refuses one.
+    @Test func restartInOtherStates() {
+        for state: DownloadStateMachine.State in [.queued, .paused, .waitingToRetry(attempt: 2), .completed, .canceled] {
+            var machine = DownloadStateMachine(state: state)
+            #expect(machine.restart() == DownloadStateMachine.Action.none)
+            #expect(machine.state == state)
+        }
+        for reason: DownloadStateMachine.StopReason in [.pause, .cancel] {
+            var machine = DownloadStateMachine(state: .stopping(reason))
+            guard case .rejected = machine.restart() else {
+                Issue.record("a download stopping for \(reason) accepted a restart")
+                continue
+            }
+        }
+    }
+}

@@ -11,6 +11,8 @@ struct DownloadStateMachine: Sendable {
     enum StopReason: Sendable, Hashable {
         case pause
         case cancel
+        /// Its request changed: start again in the same slot once the transfer has ended.
+        case restart
     }
 
     enum State: Sendable, Hashable {
@@ -54,6 +56,9 @@ struct DownloadStateMachine: Sendable {
         case reportFailed(HaulError)
         /// Report the download queued again.
         case reportRequeued
+        /// The transfer stopped for a changed request has ended: apply the change and start a
+        /// transfer again, in the slot it still holds.
+        case restartTransfer(attempt: Int)
         /// The caller's request does not fit the current state.
         case rejected(HaulError)
     }
@@ -137,6 +142,10 @@ struct DownloadStateMachine: Sendable {
         case (.stopping(.cancel), .failed), (.stopping(.cancel), .stopped), (.stopping(.cancel), .blocked):
             state = .canceled
             return .discardAndReportCanceled
+        case (.stopping(.restart), .failed), (.stopping(.restart), .stopped), (.stopping(.restart), .blocked):
+            // Whatever ended the old transfer, the new request gets a fresh count of attempts.
+            state = .running(attempt: 1)
+            return .restartTransfer(attempt: 1)
         case (.running, .stopped):
             preconditionFailure("a transfer stopped that nobody asked to stop")
         default:
@@ -152,7 +161,8 @@ struct DownloadStateMachine: Sendable {
         case .queued:
             state = .paused
             return .reportPaused
-        case .running:
+        case .running, .stopping(.restart):
+            // A restart under way becomes a pause; the caller waits for the same transfer's end.
             state = .stopping(.pause)
             return .stopTransfer
         case .waitingToRetry:
@@ -179,10 +189,30 @@ struct DownloadStateMachine: Sendable {
             return .none
         case .stopping(.pause):
             return .rejected(HaulError(.invalidState, "the download is still stopping; resume it once it is paused"))
+        case .stopping(.restart):
+            // It starts again by itself.
+            return .none
         case .stopping(.cancel):
             return .rejected(HaulError(.invalidState, "the download is being canceled"))
         case .completed, .canceled:
             return .rejected(HaulError(.invalidState, "a \(publicState.rawValue) download cannot be resumed"))
+        }
+    }
+
+    /// Stop the running transfer and, once it has ended, start another in the same slot: the
+    /// download's request changed. Only a running transfer needs this; in any other state the
+    /// next transfer simply starts with the new request (`.none`).
+    mutating func restart() -> Action {
+        switch state {
+        case .running:
+            state = .stopping(.restart)
+            return .stopTransfer
+        case .stopping(.restart):
+            return .none
+        case .stopping(.pause), .stopping(.cancel):
+            return .rejected(HaulError(.invalidState, "the download is stopping; change it once it has stopped"))
+        case .queued, .waitingToRetry, .paused, .completed, .failed, .canceled:
+            return .none
         }
     }
 
@@ -192,7 +222,7 @@ struct DownloadStateMachine: Sendable {
         case .queued, .paused, .failed:
             state = .canceled
             return .discardAndReportCanceled
-        case .running, .stopping(.pause):
+        case .running, .stopping(.pause), .stopping(.restart):
             state = .stopping(.cancel)
             return .stopTransfer
         case .waitingToRetry:

@@ -65,6 +65,13 @@ extension DownloadManager {
             guard let record = records[id] else { return }
             hub.emit(.failed(record.info))
             finish(id)
+        case .restartTransfer(let attempt):
+            if let request = records[id]?.details.replacement {
+                records[id]?.details.replacement = nil
+                swapRequest(of: id, for: request)
+            }
+            wakeStopWaiters(id)
+            startTransfer(id, attempt: attempt)
         case .reportRequeued:
             guard let record = records[id] else { return }
             if record.isFinished {

@@ -190,42 +190,72 @@ extension DownloadManager {
     // MARK: Changing and forgetting
 
     /// Replaces the request of a download that has not finished (queued, running or paused):
-    /// URL, directory, file name, headers, checksums, conflict policy, metadata and priority.
-    /// The new request is validated like `add`; nothing changes when it is refused. A running
-    /// download is paused, changed and queued again (it continues from its bytes when the
-    /// resume rules allow); a queued one keeps its place. A new directory means the part file
-    /// in the old one is deleted and the download starts over. Throws `.unknownDownload`, or
-    /// `.invalidState` for a completed, failed or canceled download.
+    /// URL, directory, file name, headers, checksums, conflict policy, metadata, priority,
+    /// connections and limit. The new request is validated like `add`; nothing changes when
+    /// it is refused. A running download is stopped and started again with the new request in
+    /// the slot it holds (it continues from its bytes when the resume rules allow), unless its
+    /// URL moves to another host: then it queues again for a slot of that host. A queued one
+    /// keeps its place. A new directory means the part file in the old one is deleted and the
+    /// download starts over. Throws `.unknownDownload`, or `.invalidState` for a completed,
+    /// failed or canceled download, or one that is being paused or canceled.
     public func replaceRequest(_ id: DownloadID, with request: DownloadRequest) async throws(HaulError) {
         try Self.validate(request)
-        guard let state = records[id]?.machine.publicState else { throw unknown(id) }
-        guard !state.isTerminal else {
-            throw HaulError(.invalidState, "a \(state.rawValue) download cannot be changed")
-        }
-        let restart = state == .running
-        if restart { try await pause(id) }
-        guard let record = records[id], [.queued, .paused].contains(record.machine.publicState) else {
-            throw HaulError(.invalidState, "download \(id) changed state while it was being changed; try again")
-        }
+        guard let record = records[id] else { throw unknown(id) }
         let new = request.normalized
+        switch record.machine.state {
+        case .running where internedHost(of: new.url) == record.host:
+            records[id]?.details.replacement = new
+            try await self.request(id) { $0.restart() }
+            // Still pending when the transfer ended otherwise: completed, or paused or
+            // canceled by another caller meanwhile.
+            if let pending = records[id]?.details.replacement {
+                records[id]?.details.replacement = nil
+                try replaceIdle(id, with: pending)
+            }
+        case .running:
+            try await pause(id)
+            try replaceIdle(id, with: new)
+            try resume(id)
+        default:
+            try replaceIdle(id, with: new)
+        }
+    }
+
+    /// `replaceRequest` for a download that runs no transfer (queued, paused, waiting to retry).
+    private func replaceIdle(_ id: DownloadID, with request: DownloadRequest) throws(HaulError) {
+        guard let record = records[id] else { throw unknown(id) }
+        switch record.machine.state {
+        case .queued, .paused, .waitingToRetry:
+            break
+        case .completed, .failed, .canceled:
+            throw HaulError(.invalidState, "a \(record.machine.publicState.rawValue) download cannot be changed")
+        case .running, .stopping:
+            throw HaulError(.invalidState, "download \(id) is starting or stopping; change it once it has")
+        }
         let queueIndex = record.machine.state == .queued ? queuedInStartOrder().firstIndex(of: id) : nil
         if queueIndex != nil { scheduler.dequeue(id) }
-        var updated = record
-        updated.kept = KeptRequest(new)
-        updated.host = internedHost(of: new.url)
+        swapRequest(of: id, for: request)
+        if let queueIndex, let updated = records[id] {
+            enqueueForScheduling(updated)
+            _ = try? moveInQueue(id, toIndex: queueIndex)
+        }
+    }
+
+    /// Puts `request` (normalized and validated) in place of the download's request while no
+    /// transfer runs; the next transfer starts from it and the durable bytes.
+    func swapRequest(of id: DownloadID, for request: DownloadRequest) {
+        guard var updated = records[id] else { return }
+        let oldDirectory = updated.kept.directory.path
+        updated.kept = KeptRequest(request)
+        updated.host = internedHost(of: request.url)
         updated.details.transfer = nil
-        if new.directory.path != record.kept.directory.path {
-            PartFile(directory: record.kept.directory.path, key: record.partKey.description).discard()
+        if request.directory.path != oldDirectory {
+            PartFile(directory: oldDirectory, key: updated.partKey.description).discard()
             updated.details.durable = DurableFields()
             updated.details.progress = TransferProgress()
         }
         records[id] = updated
         markWholeRowDirty(id)
-        if let queueIndex {
-            enqueueForScheduling(updated)
-            _ = try? moveInQueue(id, toIndex: queueIndex)
-        }
-        if restart { try resume(id) }
     }
 
     /// Forgets finished downloads (completed, failed or canceled) from memory and from the

@@ -266,7 +266,7 @@ public actor DownloadManager {
         try await request(id) { $0.cancel() }
     }
 
-    private func request(_ id: DownloadID, _ event: (inout DownloadStateMachine) -> DownloadStateMachine.Action) async throws(HaulError) {
+    func request(_ id: DownloadID, _ event: (inout DownloadStateMachine) -> DownloadStateMachine.Action) async throws(HaulError) {
         guard var record = records[id] else { throw unknown(id) }
         let wasQueued = record.machine.state == .queued
         let action = event(&record.machine)

@@ -84,6 +84,9 @@ extension DownloadManager {
         var speed = SpeedMeter()
         var task: Task<Void, Never>?
         var retryTimer: Task<Void, Never>?
+        /// The request that replaces the current one once the running transfer has stopped
+        /// (`replaceRequest` on a running download).
+        var replacement: DownloadRequest?
         /// Callers of pause/cancel waiting for the transfer to end.
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
         /// Callers of `finished(_:)` waiting for a terminal state.
