@@ -156,4 +156,35 @@ import Testing
         await first.shutdown()
         await second.shutdown()
     }
+    /// Changes of one download sent at once are made one after the other: the restart that
+    /// new connections need does not write back a limit that another change set meanwhile;
+    /// the running download keeps its slot and its bytes, and splits the rest.
+    @Test func concurrentChangesOfOneDownloadKeepEach() async throws {
+        try await Aria2Fixture.run(transfers: Self.splittable) { f in
+            let size = 2 << 20
+            let gid = try await f.add(f.url("both.bin", size: size, seed: 47, rate: 1 << 20, extra: ["key": "both"]))
+            let id = try #require(DownloadID(gid))
+            _ = try await RPCTest.within(.seconds(30), "bytes to arrive") {
+                while await (f.manager.info(id)?.progress.completedBytes ?? 0) < 256 << 10 {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            async let connections = f.client.result("aria2.changeOption", [.string(gid), ["split": "4", "max-connection-per-server": "4"]])
+            async let limit = f.client.result("aria2.changeOption", [.string(gid), ["max-download-limit": "3M"]])
+            #expect(try await connections == "OK")
+            #expect(try await limit == "OK")
+            let options = try await f.client.result("aria2.getOption", [.string(gid)])
+            #expect(options["split"] == "4")
+            #expect(options["max-download-limit"] == "3145728")
+            let request = try #require(await f.manager.info(id)?.request)
+            #expect(request.split == 4)
+            #expect(request.maxBytesPerSecond == 3 << 20)
+            try await f.finished(gid)
+            let data = FileManager.default.contents(atPath: f.directory.appendingPathComponent("both.bin").path)
+            #expect(data == Data(TestContent.bytes(seed: 47, size: size)))
+            let requests = f.server.requests(forKey: "both")
+            #expect(requests.dropFirst().allSatisfy { $0.status == 206 }, "continued from its bytes after the restart")
+            #expect(requests.count >= 3, "the rest went over several connections")
+        }
+    }
 }

@@ -15,7 +15,16 @@ extension Aria2Service {
     func changeOption(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let gid = try p.string(0, "gid")
         let values = try Aria2OptionParser.parse(try p.object(1, "options"), for: .changeDownload)
-        let info = try await download(gid)
+        let id = try await download(gid).id
+        // One change of a download at a time: each reads the request as the one before left
+        // it, or a restart's wait would let a second change write back a stale request.
+        return try await changingOptions(of: id) { () async throws(JSONRPCError) in
+            try await change(id, values)
+        }
+    }
+
+    private func change(_ id: DownloadID, _ values: Aria2OptionValues) async throws(JSONRPCError) -> JSONValue {
+        guard let info = await manager.info(id) else { throw .failed("GID \(id) is not found") }
         guard !info.state.isTerminal else { throw .failed("Cannot change option for GID#\(info.id)") }
         let directory = try values.dir.map { text throws(JSONRPCError) in
             try downloadDirectory.resolve(text, relativeTo: global.dir)
@@ -41,6 +50,27 @@ extension Aria2Service {
             }
         }
         return "OK"
+    }
+
+    /// Runs `body` once no other `changeOption` of download `id` runs, in the order they came.
+    private func changingOptions(
+        of id: DownloadID, _ body: () async throws(JSONRPCError) -> JSONValue
+    ) async throws(JSONRPCError) -> JSONValue {
+        if optionChangeWaiters[id] == nil {
+            optionChangeWaiters[id] = []
+        } else {
+            await withCheckedContinuation { optionChangeWaiters[id, default: []].append($0) }
+        }
+        defer {
+            // Hand over to the next caller (the entry stays: the change is still taken), or free it.
+            if let next = optionChangeWaiters[id]?.first {
+                optionChangeWaiters[id]?.removeFirst()
+                next.resume()
+            } else {
+                optionChangeWaiters[id] = nil
+            }
+        }
+        return try await body()
     }
 
     /// `getGlobalOption()`.
