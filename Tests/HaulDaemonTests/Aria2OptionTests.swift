@@ -143,7 +143,7 @@ import Testing
 
     /// `getOption` lists a download's options as strings: headers one per line, the checksum
     /// in aria2's form, split and connections per server as they were asked, else as the
-    /// connections the request has.
+    /// defaults that gave the request its connections, else as those connections.
     @Test func listingADownload() throws {
         let checksum = try Checksum(.sha1, hex: String(repeating: "0a", count: 20))
         var request = DownloadRequest(
@@ -151,12 +151,18 @@ import Testing
             headers: [HeaderField(name: "A", value: "1"), HeaderField(name: "B", value: "2")], checksums: [checksum])
         request.split = 2
         request.maxBytesPerSecond = 4096
-        let listing = Aria2OptionListing.download(request, asked: Aria2ConnectionOptions(split: 3))
+        let defaults = Aria2GlobalOptions(dir: URL(fileURLWithPath: "/tmp"))
+        let listing = Aria2OptionListing.download(request, asked: Aria2ConnectionOptions(split: 3), defaults: defaults)
         #expect(listing == [
             "dir": "/tmp", "out": "f.bin", "header": "A: 1\nB: 2", "checksum": .string("sha-1=" + checksum.hex),
             "split": "3", "max-connection-per-server": "2", "max-download-limit": "4096",
             "allow-overwrite": "false", "auto-file-renaming": "true",
         ])
+        // Nothing asked and the defaults give its connections: the defaults, as aria2 lists them.
+        request.split = 1
+        let plain = Aria2OptionListing.download(request, asked: nil, defaults: defaults)
+        #expect(plain["split"] == "5")
+        #expect(plain["max-connection-per-server"] == "1")
     }
 
     /// A new download gets min(split, max-connection-per-server) connections, at most 16, and

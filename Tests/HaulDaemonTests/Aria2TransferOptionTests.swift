@@ -60,7 +60,8 @@ import Testing
                 #expect(f.server.peakConcurrentResponses(forKey: "plain") >= 2)
             }
             let options = try await f.client.result("aria2.getOption", [.string(gid)])
-            #expect(options["split"] == .string(String(connections)))
+            #expect(options["split"] == "5", "the default split, as aria2 lists it")
+            #expect(options["max-connection-per-server"] == .string(String(connections)))
         }
     }
 

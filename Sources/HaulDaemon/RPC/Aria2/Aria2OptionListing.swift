@@ -4,14 +4,19 @@ import Haul
 /// limited to the options Haul understands (aria2 lists only options that have a value too).
 enum Aria2OptionListing {
     /// A download's options, read from its request. `split` and `max-connection-per-server`
-    /// are listed as they were `asked`; when that is not known (the daemon was restarted),
-    /// both show the connections the download may use.
-    static func download(_ request: DownloadRequest, asked: Aria2ConnectionOptions?) -> JSONValue {
+    /// are listed as they were `asked`. What was not asked shows the `defaults` when they give
+    /// the connections the download has (as aria2 lists a download that set nothing), else
+    /// those connections (asked before the daemon restarted, or before the defaults changed).
+    static func download(_ request: DownloadRequest, asked: Aria2ConnectionOptions?, defaults: Aria2GlobalOptions) -> JSONValue {
         let connections = request.split ?? 1
+        let byDefaults = DaemonTransferOptions.connections(
+            split: defaults.split, maxConnectionPerServer: defaults.maxConnectionPerServer) == connections
+        let split = asked?.split ?? (byDefaults ? defaults.split : connections)
+        let perServer = asked?.maxConnectionPerServer ?? (byDefaults ? defaults.maxConnectionPerServer : connections)
         var options: [String: JSONValue] = [
             "dir": .string(request.directory.path),
-            "split": .string(String(asked?.split ?? connections)),
-            "max-connection-per-server": .string(String(asked?.maxConnectionPerServer ?? connections)),
+            "split": .string(String(split)),
+            "max-connection-per-server": .string(String(perServer)),
             "max-download-limit": .string(String(request.maxBytesPerSecond ?? 0)),
         ]
         if let name = request.fileName { options["out"] = .string(name) }

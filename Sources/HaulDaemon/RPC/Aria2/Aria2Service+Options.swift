@@ -6,7 +6,7 @@ extension Aria2Service {
     /// `getOption(gid)`.
     func getOption(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let info = try await download(p)
-        return Aria2OptionListing.download(info.request, asked: connectionsAsked[info.id])
+        return Aria2OptionListing.download(info.request, asked: connectionsAsked[info.id], defaults: global)
     }
 
     /// `changeOption(gid, options)` → "OK". Options that change the request (dir, out,
