@@ -36,7 +36,17 @@ extension Aria2Service {
         let deletions = try p.strings(2, "delUris")
         let additions = try p.strings(3, "addUris")
         let position = try p.optionalInteger(4, "position")
-        let info = try await download(gid)
+        let id = try await download(gid).id
+        // After any change of the same download under way, so that neither undoes the other.
+        return try await changingOptions(of: id) { () async throws(JSONRPCError) in
+            guard let info = await manager.info(id) else { throw .failed("GID \(gid) is not found") }
+            return try await changeUri(info, fileIndex: fileIndex, deletions: deletions, additions: additions, position: position)
+        }
+    }
+
+    private func changeUri(
+        _ info: DownloadInfo, fileIndex: Int, deletions: [String], additions: [String], position: Int?
+    ) async throws(JSONRPCError) -> JSONValue {
         guard fileIndex == 1 else { throw .failed("fileIndex is out of range") }
         guard !info.state.isTerminal else { throw .failed("No active download for GID#\(info.id)") }
         var uris = [info.request.url.absoluteString]

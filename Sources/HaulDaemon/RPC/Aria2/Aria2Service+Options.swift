@@ -52,8 +52,9 @@ extension Aria2Service {
         return "OK"
     }
 
-    /// Runs `body` once no other `changeOption` of download `id` runs, in the order they came.
-    private func changingOptions(
+    /// Runs `body` once no other change of download `id` (`changeOption`, `changeUri`) runs,
+    /// in the order they came.
+    func changingOptions(
         of id: DownloadID, _ body: () async throws(JSONRPCError) -> JSONValue
     ) async throws(JSONRPCError) -> JSONValue {
         if optionChangeWaiters[id] == nil {
