@@ -151,6 +151,7 @@ import Testing
                 changed.fileName = "renamed.bin"
                 try await manager.replaceRequest(id, with: changed)
                 #expect(await manager.info(id)?.state == .running)
+                #expect(await manager.info(id)?.attempts == 1, "the new request has all its retries ahead")
                 #expect(await manager.info(behind)?.state == .queued, "the changed download kept its slot")
                 #expect(try await manager.finished(id).state == .completed)
                 #expect(try await manager.finished(behind).state == .completed)
@@ -161,6 +162,35 @@ import Testing
                 var invalid = changed
                 invalid.fileName = "../up.bin"
                 await #expect(throws: HaulError.self) { try await manager.replaceRequest(DownloadID(rawValue: 1), with: invalid) }
+            }
+        }
+    }
+
+    /// Two changes of a running download at once both succeed: the second joins the restart
+    /// the first began (or starts another), and the download ends with the request that was
+    /// put in place last, under that request's name.
+    @Test func concurrentReplacementsOfARunningDownload() async throws {
+        try await withTestServer { server in
+            let directory = try RPCTest.temporaryDirectory()
+            try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
+                let original = request(server, "twice.bin", in: directory, size: 400_000, seed: 5, rate: 200_000)
+                let id = try await manager.add(original)
+                try await waitUntil(manager, "bytes to arrive") { await ($0.info(id)?.progress.completedBytes ?? 0) > 0 }
+                var first = original
+                first.fileName = "first.bin"
+                var second = original
+                second.fileName = "second.bin"
+                async let a: Void = manager.replaceRequest(id, with: first)
+                async let b: Void = manager.replaceRequest(id, with: second)
+                try await a
+                try await b
+                let info = try await manager.finished(id)
+                #expect(info.state == .completed)
+                let name = try #require(info.request.fileName)
+                #expect(["first.bin", "second.bin"].contains(name))
+                #expect(info.fileURL?.lastPathComponent == name, "placed under the request it has")
+                #expect(FileManager.default.contents(atPath: directory.appendingPathComponent(name).path)
+                    == Data(TestContent.bytes(seed: 5, size: 400_000)))
             }
         }
     }

@@ -66,10 +66,13 @@ extension DownloadManager {
             hub.emit(.failed(record.info))
             finish(id)
         case .restartTransfer(let attempt):
-            if let request = records[id]?.details.replacement {
+            if let pending = records[id]?.details.replacement {
                 records[id]?.details.replacement = nil
-                swapRequest(of: id, for: request)
+                swapRequest(of: id, for: pending.request)
             }
+            // A new request starts afresh: all its retries ahead, no error of the old one shown.
+            records[id]?.details.attempts = 0
+            records[id]?.details.error = nil
             wakeStopWaiters(id)
             startTransfer(id, attempt: attempt)
         case .reportRequeued:

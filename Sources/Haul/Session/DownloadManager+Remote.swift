@@ -194,30 +194,44 @@ extension DownloadManager {
     /// connections and limit. The new request is validated like `add`; nothing changes when
     /// it is refused. A running download is stopped and started again with the new request in
     /// the slot it holds (it continues from its bytes when the resume rules allow), unless its
-    /// URL moves to another host: then it queues again for a slot of that host. A queued one
-    /// keeps its place. A new directory means the part file in the old one is deleted and the
-    /// download starts over. Throws `.unknownDownload`, or `.invalidState` for a completed,
-    /// failed or canceled download, or one that is being paused or canceled.
+    /// URL moves to another host: then it queues again for a slot of that host. Changes asked
+    /// while such a restart is under way replace its request: the last one wins. A queued
+    /// one keeps its place. A new directory means the part file in the old one is deleted and
+    /// the download starts over. Throws `.unknownDownload`, or `.invalidState` for a
+    /// completed, failed or canceled download, or one that is being paused or canceled.
     public func replaceRequest(_ id: DownloadID, with request: DownloadRequest) async throws(HaulError) {
         try Self.validate(request)
         guard let record = records[id] else { throw unknown(id) }
         let new = request.normalized
-        switch record.machine.state {
-        case .running where internedHost(of: new.url) == record.host:
-            records[id]?.details.replacement = new
-            try await self.request(id) { $0.restart() }
-            // Still pending when the transfer ended otherwise: completed, or paused or
-            // canceled by another caller meanwhile.
-            if let pending = records[id]?.details.replacement {
-                records[id]?.details.replacement = nil
-                try replaceIdle(id, with: pending)
-            }
-        case .running:
+        let sameHost = internedHost(of: new.url) == record.host
+        switch (record.machine.state, sameHost) {
+        case (.running, true), (.stopping(.restart), true):
+            try await restartInSlot(id, with: new)
+        case (.running, false), (.waitingToRetry, false):
+            // The new host's limit must count: it queues again for a slot there.
             try await pause(id)
             try replaceIdle(id, with: new)
             try resume(id)
         default:
             try replaceIdle(id, with: new)
+        }
+    }
+
+    /// Stops the running transfer (or joins a restart under way) and has the next one start
+    /// from `request` in the same slot.
+    private func restartInSlot(_ id: DownloadID, with request: DownloadRequest) async throws(HaulError) {
+        let token = UUID()
+        records[id]?.details.replacement = PendingReplacement(token: token, request: request)
+        if records[id]?.machine.state == .stopping(.restart) {
+            await withCheckedContinuation { records[id]?.details.stopWaiters.append($0) }
+        } else {
+            try await self.request(id) { $0.restart() }
+        }
+        // Still ours and pending when the transfer ended otherwise: completed, or paused or
+        // canceled by another caller meanwhile. (Applied, or replaced by a later change: done.)
+        if let pending = records[id]?.details.replacement, pending.token == token {
+            records[id]?.details.replacement = nil
+            try replaceIdle(id, with: pending.request)
         }
     }
 

@@ -86,11 +86,18 @@ extension DownloadManager {
         var retryTimer: Task<Void, Never>?
         /// The request that replaces the current one once the running transfer has stopped
         /// (`replaceRequest` on a running download).
-        var replacement: DownloadRequest?
+        var replacement: PendingReplacement?
         /// Callers of pause/cancel waiting for the transfer to end.
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
         /// Callers of `finished(_:)` waiting for a terminal state.
         var finishWaiters: [CheckedContinuation<DownloadInfo, Never>] = []
+    }
+
+    /// A request waiting for the running transfer to stop; the token tells the caller that
+    /// set it whether it is still its own.
+    struct PendingReplacement {
+        let token: UUID
+        let request: DownloadRequest
     }
 
     final class DetailsBox {
