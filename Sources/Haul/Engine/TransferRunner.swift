@@ -255,8 +255,13 @@ struct TransferRunner: Sendable {
             state.splitRefused = true
             state.bytesOnDisk = current.contiguousWrittenPrefix
             if state.hashedLength != state.bytesOnDisk { state.hasher = nil }
+            // Flushed first, so that the whole written prefix can be recorded: the durable one
+            // may be shorter than what the store holds (a split of a resumed download counts
+            // its first bytes durable only from its first checkpoint).
+            let part = state.part
+            try await live.holdingReads { () async throws(HaulError) in try await Self.sync(part) }
             await reporter.checkpoint(TransferCheckpoint(
-                durableOffset: current.contiguousDurablePrefix, validator: state.entity?.validator,
+                durableOffset: state.bytesOnDisk, validator: state.entity?.validator,
                 expectedLength: state.entity?.totalLength, finalURL: finalURL))
             return .fellBack
         }
