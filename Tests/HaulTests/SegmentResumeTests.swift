@@ -23,6 +23,16 @@ struct SegmentResumeTests {
         }
     }
 
+    /// A request for a throttled file of `size` bytes with its sha256 to verify, its bytes and that checksum.
+    static func throttledFile(
+        _ server: TestServer, _ key: String, seed: UInt64, in dir: URL
+    ) throws -> (request: DownloadRequest, bytes: [UInt8], sha: Checksum) {
+        let bytes = TestContent.bytes(seed: seed, size: size)
+        let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
+        let request = Support.request(server, key, ["size": "\(size)", "seed": "\(seed)", "rate": "\(rate)"], in: dir, checksums: [sha])
+        return (request, bytes, sha)
+    }
+
     /// Waits until the server has stopped sending `key`'s bodies: after a client hangs up, a
     /// loaded server may go on writing into the dead connection for a while, and those bytes
     /// count as sent though nobody received them.
@@ -39,11 +49,8 @@ struct SegmentResumeTests {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
             let state = try Support.temporaryDirectory()
-            let bytes = TestContent.bytes(seed: 120, size: Self.size)
-            let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
             let key = "/file/resume.bin"
-            let request = Support.request(server, key, ["size": "\(Self.size)", "seed": "120", "rate": "\(Self.rate)"],
-                                          in: dir, checksums: [sha])
+            let (request, bytes, sha) = try Self.throttledFile(server, key, seed: 120, in: dir)
             let id = try await Self.runUntil(700 << 10, request: request, state: state)
 
             let recorded = try #require(try await DownloadStore.open(directory: state).load(id)?.segments)
@@ -109,11 +116,8 @@ struct SegmentResumeTests {
     @Test func oneConnectionDownloadSplitsTheRestWhenAskedForMore() async throws {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
-            let bytes = TestContent.bytes(seed: 140, size: Self.size)
-            let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
             let key = "/file/widened.bin"
-            var request = Support.request(server, key, ["size": "\(Self.size)", "seed": "140", "rate": "\(Self.rate)"],
-                                          in: dir, checksums: [sha])
+            var (request, bytes, sha) = try Self.throttledFile(server, key, seed: 140, in: dir)
             request.split = 1
             try await withDownloadManager(configuration: SegmentedDownloadTests.configuration()) { manager in
                 let events = manager.events()
