@@ -47,8 +47,8 @@ public actor Aria2Service {
     /// The `split` and `max-connection-per-server` each download was given, so that `getOption`
     /// lists them as asked; the manager keeps only the connections they make.
     var connectionsAsked: [DownloadID: Aria2ConnectionOptions] = [:]
-    /// `changeOption` calls waiting for an earlier one of the same download; a key is present
-    /// while a change of that download runs.
+    /// `changeOption` and `changeUri` calls waiting for an earlier change of the same download;
+    /// a key is present while a change of that download runs.
     var optionChangeWaiters: [DownloadID: [CheckedContinuation<Void, Never>]] = [:]
     /// aria2's session ID: new for each run of the daemon.
     let sessionID: String
