@@ -71,7 +71,7 @@ struct FileEndpoint: Sendable {
             headers[.contentEncoding] = "gzip"
             source = .gzip(seed: contentSeed, size: options.size)
             bodyLength = GzipStream.encodedLength(contentSize: options.size)
-        } else if options.ranges {
+        } else if options.servesRanges(forOrdinal: admission.ordinal) {
             headers[.acceptRanges] = "bytes"
             var range = RangeRequest(header: request.headers[.range], length: options.size)
             if range != .whole, let ifRange = request.headers[.ifRange],

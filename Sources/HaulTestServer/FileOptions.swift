@@ -21,6 +21,9 @@ struct FileOptions: Sendable {
     var lastModified = true
     /// `ranges=1|0`: honour Range/If-Range and send `Accept-Ranges: bytes`. Default 1.
     var ranges = true
+    /// `rangesFor=K`: honour ranges on the key's first K requests only; later ones ignore Range
+    /// and get the whole file (200), like a server whose replicas differ. Default: every request.
+    var rangesFor: Int?
     /// `changeAfter=N`: request N to the key is still served the current version, then the version
     /// bumps, once, for every later request. Every request to the key counts, HEAD included. Default off.
     var changeAfter: Int?
@@ -91,6 +94,7 @@ struct FileOptions: Sendable {
         self.retryAfter = query["retryAfter"]
         self.drop = try Self.integer("drop", query, minimum: 0)
         self.dropTimes = try Self.integer("dropTimes", query, minimum: 0)
+        self.rangesFor = try Self.integer("rangesFor", query, minimum: 0)
         self.stall = try Self.integer("stall", query, minimum: 1)
         self.rate = try Self.integer("rate", query, minimum: 1)
         self.rateStart = try Self.integer("rateStart", query, minimum: 0)
@@ -105,6 +109,11 @@ struct FileOptions: Sendable {
     func status(forOrdinal ordinal: Int) -> Int {
         guard let last = self.statuses.last else { return 200 }
         return ordinal <= self.statuses.count ? self.statuses[ordinal - 1] : last
+    }
+
+    /// Whether the `ordinal`-th request to the key is served ranges.
+    func servesRanges(forOrdinal ordinal: Int) -> Bool {
+        ranges && ordinal <= (rangesFor ?? .max)
     }
 
     /// Whether the `ordinal`-th request to the key should have its connection dropped.

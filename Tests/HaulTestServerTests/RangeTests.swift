@@ -83,6 +83,20 @@ struct RangeTests {
         }
     }
 
+    /// With `rangesFor=1` only the key's first request is served its range; later ones get the whole file.
+    @Test func rangesForTheFirstRequestsOnly() async throws {
+        try await withServerAndClient { server, client in
+            let url = server.url("/file/rf", ["rangesFor": "1", "size": "300"])
+            let first = try await client.fetch(url, headers: [("Range", "bytes=100-")])
+            #expect(first.status == 206)
+            #expect(first.body.count == 200)
+            let second = try await client.fetch(url, headers: [("Range", "bytes=100-")])
+            #expect(second.status == 200)
+            #expect(second.header("Accept-Ranges") == nil)
+            #expect(second.body.isContent(seed: 0, size: 300))
+        }
+    }
+
     /// Malformed or multi-range headers are ignored and the whole file is sent.
     @Test func malformedRangesAreIgnored() async throws {
         try await withServerAndClient { server, client in

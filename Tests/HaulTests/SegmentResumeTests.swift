@@ -148,4 +148,39 @@ struct SegmentResumeTests {
             #expect(starts.dropFirst().allSatisfy { $0 > resumedAt }, "no byte before the resume point is asked for again: \(log)")
         }
     }
+    /// A resumed download whose rest was split goes on with one connection when the segments'
+    /// ranges turn out unusable (answered whole); the file arrives exact with its checksum
+    /// verified, never a splice of the bytes it had and a whole answer.
+    @Test func splitOfTheRestFallsBackWhenRangesTurnUnusable() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let key = "/file/turned.bin"
+            let bytes = TestContent.bytes(seed: 150, size: Self.size)
+            let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
+            // The first request and the resumed one get ranges; the segments' requests do not.
+            var request = Support.request(
+                server, key, ["size": "\(Self.size)", "seed": "150", "rate": "\(Self.rate)", "rangesFor": "2"], in: dir, checksums: [sha])
+            request.split = 1
+            try await withDownloadManager(configuration: SegmentedDownloadTests.configuration()) { manager in
+                let events = manager.events()
+                let id = try await manager.add(request)
+                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                    if case .progress(id, let progress) = event, progress.completedBytes >= 500 << 10 { return true }
+                    return nil
+                }
+                var wider = request
+                wider.split = 4
+                try await manager.replaceRequest(id, with: wider)
+                let info = try await manager.finished(id)
+                #expect(info.state == .completed)
+                #expect(info.verifiedChecksums.contains(sha))
+            }
+            #expect(Support.contents(dir.appendingPathComponent("turned.bin")) == bytes)
+            let requests = server.requests(forKey: key)
+            let log = requests.map { "\($0.header("range") ?? "whole") → \($0.status)" }
+            let resumed = try #require(requests.dropFirst().first.flatMap(SegmentedDownloadTests.rangeStart), "\(log)")
+            #expect(resumed >= 500 << 10, "\(log)")
+            #expect(requests.dropFirst(2).contains { $0.header("range") != nil && $0.status == 200 }, "the segments' ranges were ignored: \(log)")
+        }
+    }
 }

@@ -83,6 +83,30 @@ struct SegmentedDownloadTests {
         }
     }
 
+    /// A server that offers ranges on the first request but ignores them on the segments' (a
+    /// whole 200 each) makes the download go on with one connection; as that server serves no
+    /// range any more, it fetches the file whole: exact, its checksum verified, never a splice.
+    @Test func segmentsAnsweredWholeFallBackToOneConnection() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let size = 1 << 20
+            let bytes = TestContent.bytes(seed: 108, size: size)
+            let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
+            let request = Support.request(
+                server, "/file/whole.bin", ["size": "\(size)", "seed": "108", "rangesFor": "1", "rate": "\(2 << 20)"],
+                in: dir, checksums: [sha])
+            let info = try await Support.downloadOne(request, configuration: Self.configuration())
+            #expect(info.state == .completed)
+            #expect(info.verifiedChecksums.contains(sha))
+            #expect(Support.contents(dir.appendingPathComponent("whole.bin")) == bytes)
+            #expect(Support.leftovers(dir).isEmpty)
+            let requests = server.requests(forKey: "/file/whole.bin")
+            let log = requests.map { "\($0.header("range") ?? "whole") → \($0.status)" }
+            #expect(requests.count >= 3, "a first request, segments answered whole, then one connection again: \(log)")
+            #expect(requests.dropFirst().contains { $0.header("range") != nil && $0.status == 200 }, "\(log)")
+        }
+    }
+
     /// A file too small for two segments of the minimum size, or a request that says split 1, takes one connection.
     @Test func smallFilesAndSplitOneUseOneConnection() async throws {
         try await withTestServer { server in
