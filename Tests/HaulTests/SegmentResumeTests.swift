@@ -25,12 +25,34 @@ struct SegmentResumeTests {
 
     /// A request for a throttled file of `size` bytes with its sha256 to verify, its bytes and that checksum.
     static func throttledFile(
-        _ server: TestServer, _ key: String, seed: UInt64, in dir: URL
+        _ server: TestServer, _ key: String, seed: UInt64, in dir: URL, extra: [String: String] = [:]
     ) throws -> (request: DownloadRequest, bytes: [UInt8], sha: Checksum) {
         let bytes = TestContent.bytes(seed: seed, size: size)
         let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
-        let request = Support.request(server, key, ["size": "\(size)", "seed": "\(seed)", "rate": "\(rate)"], in: dir, checksums: [sha])
+        let query = ["size": "\(size)", "seed": "\(seed)", "rate": "\(rate)"].merging(extra) { $1 }
+        let request = Support.request(server, key, query, in: dir, checksums: [sha])
         return (request, bytes, sha)
+    }
+
+    /// Runs `request` with one connection until 500 KiB are here, then asks for four and waits
+    /// for the end; the download completes with its checksum verified.
+    static func widenWhileRunning(_ request: DownloadRequest, sha: Checksum) async throws {
+        var request = request
+        request.split = 1
+        try await withDownloadManager(configuration: SegmentedDownloadTests.configuration()) { manager in
+            let events = manager.events()
+            let id = try await manager.add(request)
+            _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                if case .progress(id, let progress) = event, progress.completedBytes >= 500 << 10 { return true }
+                return nil
+            }
+            var wider = request
+            wider.split = 4
+            try await manager.replaceRequest(id, with: wider)
+            let info = try await manager.finished(id)
+            #expect(info.state == .completed)
+            #expect(info.verifiedChecksums.contains(sha))
+        }
     }
 
     /// Waits until the server has stopped sending `key`'s bodies: after a client hangs up, a
@@ -117,22 +139,8 @@ struct SegmentResumeTests {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
             let key = "/file/widened.bin"
-            var (request, bytes, sha) = try Self.throttledFile(server, key, seed: 140, in: dir)
-            request.split = 1
-            try await withDownloadManager(configuration: SegmentedDownloadTests.configuration()) { manager in
-                let events = manager.events()
-                let id = try await manager.add(request)
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
-                    if case .progress(id, let progress) = event, progress.completedBytes >= 500 << 10 { return true }
-                    return nil
-                }
-                var wider = request
-                wider.split = 4
-                try await manager.replaceRequest(id, with: wider)
-                let info = try await manager.finished(id)
-                #expect(info.state == .completed)
-                #expect(info.verifiedChecksums.contains(sha))
-            }
+            let (request, bytes, sha) = try Self.throttledFile(server, key, seed: 140, in: dir)
+            try await Self.widenWhileRunning(request, sha: sha)
             #expect(Support.contents(dir.appendingPathComponent("widened.bin")) == bytes)
             #expect(Support.leftovers(dir).isEmpty)
 
@@ -155,26 +163,9 @@ struct SegmentResumeTests {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
             let key = "/file/turned.bin"
-            let bytes = TestContent.bytes(seed: 150, size: Self.size)
-            let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
             // The first request and the resumed one get ranges; the segments' requests do not.
-            var request = Support.request(
-                server, key, ["size": "\(Self.size)", "seed": "150", "rate": "\(Self.rate)", "rangesFor": "2"], in: dir, checksums: [sha])
-            request.split = 1
-            try await withDownloadManager(configuration: SegmentedDownloadTests.configuration()) { manager in
-                let events = manager.events()
-                let id = try await manager.add(request)
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
-                    if case .progress(id, let progress) = event, progress.completedBytes >= 500 << 10 { return true }
-                    return nil
-                }
-                var wider = request
-                wider.split = 4
-                try await manager.replaceRequest(id, with: wider)
-                let info = try await manager.finished(id)
-                #expect(info.state == .completed)
-                #expect(info.verifiedChecksums.contains(sha))
-            }
+            let (request, bytes, sha) = try Self.throttledFile(server, key, seed: 150, in: dir, extra: ["rangesFor": "2"])
+            try await Self.widenWhileRunning(request, sha: sha)
             #expect(Support.contents(dir.appendingPathComponent("turned.bin")) == bytes)
             let requests = server.requests(forKey: key)
             let log = requests.map { "\($0.header("range") ?? "whole") → \($0.status)" }

@@ -21,21 +21,29 @@ struct SegmentedDownloadTests {
         return Int(range.dropFirst(6).prefix { $0 != "-" })
     }
 
+    /// Downloads the 1 MiB file `name` (seed `seed`, more query in `extra`) with a sha256 to
+    /// verify, in a fresh manager with this suite's configuration, and checks that it completed
+    /// exact, verified, with nothing left behind.
+    static func fetchVerified(_ server: TestServer, _ name: String, seed: UInt64, extra: [String: String]) async throws {
+        let dir = try Support.temporaryDirectory()
+        let size = 1 << 20
+        let bytes = TestContent.bytes(seed: seed, size: size)
+        let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
+        let query = ["size": "\(size)", "seed": "\(seed)"].merging(extra) { $1 }
+        let request = Support.request(server, "/file/\(name)", query, in: dir, checksums: [sha])
+        let info = try await Support.downloadOne(request, configuration: configuration())
+        #expect(info.state == .completed)
+        #expect(info.verifiedChecksums.contains(sha))
+        #expect(Support.contents(dir.appendingPathComponent(name)) == bytes)
+        #expect(Support.leftovers(dir).isEmpty)
+    }
+
     /// A file the server offers in ranges is fetched over several connections at once, each segment with a closed range and If-Range, and arrives exact with its checksum verified.
     @Test func splitOverSeveralConnections() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
             let size = 1 << 20
-            let bytes = TestContent.bytes(seed: 101, size: size)
-            let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
             // Throttled per connection, so that the segments are under way side by side.
-            let request = Support.request(server, "/file/split.bin", ["size": "\(size)", "seed": "101", "rate": "\(1 << 20)"],
-                                          in: dir, checksums: [sha])
-            let info = try await Support.downloadOne(request, configuration: Self.configuration())
-            #expect(info.state == .completed)
-            #expect(info.verifiedChecksums.contains(sha))
-            #expect(Support.contents(dir.appendingPathComponent("split.bin")) == bytes)
-            #expect(Support.leftovers(dir).isEmpty)
+            try await Self.fetchVerified(server, "split.bin", seed: 101, extra: ["rate": "\(1 << 20)"])
 
             let requests = server.requests(forKey: "/file/split.bin")
             #expect(requests.first?.header("range") == nil, "the first request is a plain GET")
@@ -88,18 +96,7 @@ struct SegmentedDownloadTests {
     /// range any more, it fetches the file whole: exact, its checksum verified, never a splice.
     @Test func segmentsAnsweredWholeFallBackToOneConnection() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let size = 1 << 20
-            let bytes = TestContent.bytes(seed: 108, size: size)
-            let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
-            let request = Support.request(
-                server, "/file/whole.bin", ["size": "\(size)", "seed": "108", "rangesFor": "1", "rate": "\(2 << 20)"],
-                in: dir, checksums: [sha])
-            let info = try await Support.downloadOne(request, configuration: Self.configuration())
-            #expect(info.state == .completed)
-            #expect(info.verifiedChecksums.contains(sha))
-            #expect(Support.contents(dir.appendingPathComponent("whole.bin")) == bytes)
-            #expect(Support.leftovers(dir).isEmpty)
+            try await Self.fetchVerified(server, "whole.bin", seed: 108, extra: ["rangesFor": "1", "rate": "\(2 << 20)"])
             let requests = server.requests(forKey: "/file/whole.bin")
             let log = requests.map { "\($0.header("range") ?? "whole") → \($0.status)" }
             #expect(requests.count >= 3, "a first request, segments answered whole, then one connection again: \(log)")
