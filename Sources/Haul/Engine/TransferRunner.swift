@@ -150,12 +150,10 @@ struct TransferRunner: Sendable {
             throw HaulError(.invalidResponse, "\(response.finalURL): \(reason)")
         case .append(let resumeOffset):
             if let segment = resumedSegment {
-                state.finalURL = response.finalURL
-                state.contentDisposition = response.header("content-disposition")
                 try state.part.openKeepingContents()
-                let first = SegmentedTransfer.FirstResponse(
-                    body: response.body, segmentStart: segment.start, from: resumeOffset, requestedEnd: segment.end)
-                return try await fetchSegments(&state, first: first, live: live, reporter: reporter)
+                return try await fetchSegments(
+                    &state, response: response, segmentStart: segment.start, from: resumeOffset, requestedEnd: segment.end,
+                    live: live, reporter: reporter)
             }
             precondition(resumeOffset == state.bytesOnDisk, "resume offset and part length disagree")
             // Anything past the recorded offset is not trusted: cut it before appending.
@@ -164,11 +162,9 @@ struct TransferRunner: Sendable {
                 // Begun with one connection (or asked for more since): the rest is split.
                 state.segments = plan
                 state.hashedLength = state.hasher == nil ? 0 : state.bytesOnDisk
-                state.finalURL = response.finalURL
-                state.contentDisposition = response.header("content-disposition")
-                let first = SegmentedTransfer.FirstResponse(
-                    body: response.body, segmentStart: 0, from: resumeOffset, requestedEnd: plan.totalLength)
-                return try await fetchSegments(&state, first: first, live: live, reporter: reporter)
+                return try await fetchSegments(
+                    &state, response: response, segmentStart: 0, from: resumeOffset, requestedEnd: plan.totalLength,
+                    live: live, reporter: reporter)
             }
             if state.hasher == nil {
                 let current = state
@@ -188,11 +184,9 @@ struct TransferRunner: Sendable {
             }
             if maySplit, !state.splitRefused, let plan = splitPlan(state, response: response) {
                 state.segments = plan
-                state.finalURL = response.finalURL
-                state.contentDisposition = response.header("content-disposition")
-                let first = SegmentedTransfer.FirstResponse(
-                    body: response.body, segmentStart: 0, from: 0, requestedEnd: plan.totalLength)
-                return try await fetchSegments(&state, first: first, live: live, reporter: reporter)
+                return try await fetchSegments(
+                    &state, response: response, segmentStart: 0, from: 0, requestedEnd: plan.totalLength,
+                    live: live, reporter: reporter)
             }
         }
         state.finalURL = response.finalURL
@@ -224,11 +218,18 @@ struct TransferRunner: Sendable {
             minStealSize: segmentation.minStealSize)
     }
 
-    /// Runs the segments, then steers by how that ended.
+    /// Runs the segments, then steers by how that ended. `response` is the first connection's: its body continues the segment starting at
+    /// `segmentStart` from `from`, and would run to `requestedEnd` if read to the end.
     private func fetchSegments(
-        _ state: inout TransferState, first: SegmentedTransfer.FirstResponse, live: LiveTransfer, reporter: TransferReporter
+        _ state: inout TransferState, response: HTTPTransport.Response, segmentStart: Int64, from: Int64, requestedEnd: Int64,
+        live: LiveTransfer, reporter: TransferReporter
     ) async throws(HaulError) -> FetchEnd {
-        guard let plan = state.segments, let finalURL = state.finalURL else { preconditionFailure("no plan to run") }
+        guard let plan = state.segments else { preconditionFailure("no plan to run") }
+        let finalURL = response.finalURL
+        state.finalURL = finalURL
+        state.contentDisposition = response.header("content-disposition")
+        let first = SegmentedTransfer.FirstResponse(
+            body: response.body, segmentStart: segmentStart, from: from, requestedEnd: requestedEnd)
         live.reset(completedBytes: plan.writtenBytes, expectedBytes: plan.totalLength)
         reporter.started(plan.writtenBytes, finalURL)
         let transfer = SegmentedTransfer(
