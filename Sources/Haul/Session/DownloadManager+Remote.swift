@@ -165,17 +165,7 @@ extension DownloadManager {
                 if case .stopTransfer = action { stopping.append(id) }
             }
         }
-        for id in stopping {
-            // Checked and registered in one step on the actor: a transfer that already ended
-            // has woken its waiters, and this one must not wait for it.
-            await withCheckedContinuation { continuation in
-                if case .stopping = records[id]?.machine.state {
-                    records[id]?.details.stopWaiters.append(continuation)
-                } else {
-                    continuation.resume()
-                }
-            }
-        }
+        for id in stopping { await waitUntilStopped(id) }
     }
 
     /// Queues every paused download again (not failed ones), in the order they were added,
@@ -223,7 +213,7 @@ extension DownloadManager {
         let token = UUID()
         records[id]?.details.replacement = PendingReplacement(token: token, request: request)
         if records[id]?.machine.state == .stopping(.restart) {
-            await withCheckedContinuation { records[id]?.details.stopWaiters.append($0) }
+            await waitUntilStopped(id)
         } else {
             try await self.request(id) { $0.restart() }
         }

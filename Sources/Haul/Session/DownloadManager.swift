@@ -274,9 +274,18 @@ public actor DownloadManager {
         if case .rejected(let error) = action { throw error }
         if wasQueued, record.machine.state != .queued { scheduler.dequeue(id) }
         perform(action, for: id)
-        if case .stopTransfer = action {
-            await withCheckedContinuation { continuation in
+        if case .stopTransfer = action { await waitUntilStopped(id) }
+    }
+
+    /// Returns once the download's transfer, being stopped, has ended (at once if it has).
+    func waitUntilStopped(_ id: DownloadID) async {
+        // Checked and registered in one step on the actor: a transfer that already ended has
+        // woken its waiters, and this caller must not wait for it.
+        await withCheckedContinuation { continuation in
+            if case .stopping = records[id]?.machine.state {
                 records[id]?.details.stopWaiters.append(continuation)
+            } else {
+                continuation.resume()
             }
         }
     }
