@@ -120,8 +120,9 @@ extension DownloadManager.Configuration {
     /// the scheduler may open to one host (downloads times their connections), or it would
     /// queue requests, and a queued request fails after the connect timeout: a hidden cap.
     /// The pool is fixed when the manager starts, but `setMaxConcurrentDownloads` may raise
-    /// the downloads later, so it is never sized below `minimumConnectionsPerHost`; an idle
-    /// pool costs nothing for the room it is allowed.
+    /// the downloads later, so it is never sized below `minimumConnectionsPerHost`. The room
+    /// is not free: AsyncHTTPClient reserves a record (some tens of bytes) per allowed
+    /// connection, up to 1024, in each host's pool, and keeps a pool per host until shutdown.
     var transport: HTTPTransport.Configuration {
         HTTPTransport.Configuration(
             connectTimeout: connectTimeout,
