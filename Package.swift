@@ -34,6 +34,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for binding the store's wide rows without GRDB's existentials.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
         // `haul daemon`: sessions on the durable store, served over JSON-RPC (aria2 + haul.*)

@@ -47,31 +47,29 @@ enum DownloadColumn: Int, CaseIterable {
     static let selectSQL = "SELECT \(columnList) FROM download"
 }
 
-/// Turns downloads into statement arguments for `DownloadColumn.upsertSQL`. Create one per batch.
+/// Binds downloads into `DownloadColumn.upsertSQL` and `progressUpdateSQL`. Create one per batch.
 struct DownloadRowEncoder {
     private let json = JSONColumns()
 
-    func arguments(for download: StoredDownload) throws -> StatementArguments {
-        try arguments(DownloadColumn.all, of: download)
+    /// Binds every column of `download` into `upsert`, ready to execute.
+    func bind(_ download: StoredDownload, to upsert: Statement) throws {
+        try bind(DownloadColumn.all, of: download, to: upsert)
     }
 
-    /// The arguments of `DownloadColumn.progressUpdateSQL`.
-    func progressArguments(for download: StoredDownload) throws -> StatementArguments {
-        try arguments(DownloadColumn.progress, of: download, thenID: true)
+    /// Binds the `progress` columns, then the ID, into `update`, ready to execute.
+    func bindProgress(_ download: StoredDownload, to update: Statement) throws {
+        try bind(DownloadColumn.progress, of: download, to: update, thenID: true)
     }
 
-    private func arguments(
-        _ columns: [DownloadColumn], of download: StoredDownload, thenID: Bool = false
-    ) throws -> StatementArguments {
-        var values: [(any DatabaseValueConvertible)?] = []
-        values.reserveCapacity(columns.count + 1)
+    private func bind(
+        _ columns: [DownloadColumn], of download: StoredDownload, to statement: Statement, thenID: Bool = false
+    ) throws {
+        var binder = StatementBinder(statement)
         for column in columns {
-            values.append(try value(of: column, in: download, request: download.kept))
+            try binder.bind(try value(of: column, in: download, request: download.kept))
         }
-        if thenID { values.append(Int64(bitPattern: download.id.rawValue)) }
-        // The existential overload: GRDB's generic one maps through a key path, which is
-        // not specialized across modules and costs more than the rest of the row.
-        return StatementArguments(values)
+        if thenID { try binder.bind(Int64(bitPattern: download.id.rawValue).databaseValue) }
+        try binder.finish()
     }
 
     private func value(

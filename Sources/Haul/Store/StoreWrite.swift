@@ -49,8 +49,7 @@ enum StoreWrite: Sendable {
                     if let group = download.group, groups.insert(GroupKey(session: download.session, name: group)).inserted {
                         try insertGroup.execute(arguments: [download.session, group, now])
                     }
-                    // Unchecked: the encoder yields exactly one value per column, by construction.
-                    upsert.setUncheckedArguments(try rows.arguments(for: download))
+                    try rows.bind(download, to: upsert)
                     try upsert.execute()
                     if let segments = download.segments {
                         try SegmentRows.replace(segments, of: download.id, in: db)
@@ -59,7 +58,7 @@ enum StoreWrite: Sendable {
             case .saveProgress(let downloads):
                 let update = try db.cachedStatement(sql: DownloadColumn.progressUpdateSQL)
                 for download in downloads {
-                    update.setUncheckedArguments(try rows.progressArguments(for: download))
+                    try rows.bindProgress(download, to: update)
                     try update.execute()
                     if let segments = download.segments {
                         try SegmentRows.replace(segments, of: download.id, in: db)
