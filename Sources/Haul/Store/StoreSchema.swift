@@ -23,6 +23,7 @@ enum StoreSchema {
             try db.alter(table: "session") { t in t.add(column: "settings", .jsonText) }
         }
         migrator.registerMigration("v2-transferOptions", migrate: addTransferOptions)
+        migrator.registerMigration("v3-downloads-in-insertion-order", migrate: StoreSchemaV3.keyDownloadsByInsertionOrder)
         return migrator
     }
 

@@ -1,0 +1,60 @@
+import Foundation
+import GRDB
+@testable import Haul
+import Testing
+
+@Suite("Store migrations")
+struct StoreMigrationTests {
+    /// A store written before version 3 (the ID as rowid) opens with every download, field and
+    /// segment as it was, in queue order; afterwards the ID is a unique column beside an
+    /// increasing rowid, and removing a download still removes its segments.
+    @Test func versionTwoStoreComesForwardIntact() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-migration-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+
+        // Added in an order that differs from both their IDs' and their positions' order.
+        var segmented = try StoreTests.full()
+        segmented.position = 2
+        segmented.segments = [
+            DurableSegment(start: 0, end: 1000, durableOffset: 600),
+            DurableSegment(start: 1000, end: 4000, durableOffset: 1000),
+        ]
+        let downloads = [StoreTests.minimal(3, position: 3), segmented, StoreTests.minimal(1, position: 1)]
+        do {
+            var configuration = Configuration()
+            configuration.foreignKeysEnabled = true
+            let old = try DatabaseQueue(path: directory.appendingPathComponent(DownloadStore.fileName).path, configuration: configuration)
+            try StoreSchema.migrator.migrate(old, upTo: "v2-transferOptions")
+            try await old.write { db in try StoreWrite.apply([.save(downloads)], in: db) }
+            let keyed = try await old.read { db in try Bool.fetchOne(db, sql: "SELECT COUNT(*) = 3 FROM download WHERE rowid = id") }
+            #expect(keyed == true, "version 2 keeps the ID as the rowid")
+        }
+
+        let store = try DownloadStore.open(directory: directory)
+        for download in downloads {
+            #expect(try await store.load(download.id) == download)
+        }
+        #expect(try await store.load(segmented.id)?.segments?.count == 2)
+
+        let shape = try await store.writer.read { db in
+            let keyColumns = try Row.fetchAll(db, sql: "PRAGMA table_info(download)").filter { ($0["pk"] as Int) > 0 }
+            let uniqueID = try db.indexes(on: "download").contains { $0.isUnique && $0.columns == ["id"] }
+            let rowids = try Int64.fetchAll(db, sql: "SELECT rowid FROM download ORDER BY position")
+            let violations = try Row.fetchAll(db, sql: "PRAGMA foreign_key_check")
+            return (keyColumns.count, uniqueID, rowids, violations.count)
+        }
+        #expect(shape.0 == 0, "no declared primary key: the rowid is implicit")
+        #expect(shape.1, "a unique index on id")
+        #expect(shape.2 == shape.2.sorted(), "rows copied in queue order")
+        #expect(shape.3 == 0)
+
+        // New rows go after the copied ones, and the cascade to segments still holds.
+        try await store.save([StoreTests.minimal(4, position: 4)])
+        let last = try await store.writer.read { db in try Int64.fetchOne(db, sql: "SELECT id FROM download ORDER BY rowid DESC LIMIT 1") }
+        #expect(last == Int64(bitPattern: StoreTests.minimal(4).id.rawValue))
+        try await store.delete([segmented.id])
+        let segmentsLeft = try await store.writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM segment") }
+        #expect(segmentsLeft == 0)
+    }
+}
