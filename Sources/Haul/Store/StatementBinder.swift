@@ -47,7 +47,7 @@ struct StatementBinder {
             }
         }
         guard code == SQLITE_OK else {
-            throw StoredRowError("cannot bind parameter \(index) of \(statement.sql): SQLite error \(code)")
+            throw StoredRowError("cannot bind value \(index) of a row: SQLite error \(code)")
         }
         index += 1
     }
@@ -56,7 +56,7 @@ struct StatementBinder {
     func finish() throws {
         let expected = sqlite3_bind_parameter_count(statement.sqliteStatement)
         guard index - 1 == expected else {
-            throw StoredRowError("bound \(index - 1) of the \(expected) parameters of \(statement.sql)")
+            throw StoredRowError("bound \(index - 1) of the \(expected) values of a row")
         }
     }
 

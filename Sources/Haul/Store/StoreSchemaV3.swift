@@ -11,11 +11,11 @@ import GRDB
 /// inserts. Downloads added together (which also run together) share pages, so their state
 /// changes touch fewer of them.
 ///
-/// SQLite cannot change a table's key in place. The tables are rebuilt by its documented
+/// SQLite cannot change a table's key in place. The table is rebuilt by its documented
 /// recipe: create the new table, copy the rows, drop the old one, rename the new one. GRDB
-/// runs the migration with foreign keys off and checks them all before committing. `segment`
-/// is rebuilt too, since its foreign key named `download`'s primary key, which is gone; it
-/// now names `download(id)`.
+/// runs the migration with foreign keys off and checks them all before committing.
+/// `segment` needs no change: its foreign key names `download("id")`, which the unique
+/// index now serves.
 ///
 /// Like every migration, this one never changes once released: it is a snapshot of the
 /// tables as they were when it was written.
@@ -62,19 +62,5 @@ enum StoreSchemaV3 {
         // Dropped with the old table: the scheduler's question, as in version 1.
         try db.create(index: "download_session_state_priority_position", on: "download",
                       columns: ["session", "state", "priority", "position"])
-
-        try db.create(table: "segment_v3") { t in
-            t.column("downloadId", .integer).notNull().references("download", column: "id", onDelete: .cascade)
-            t.column("start", .integer).notNull()
-            t.column("end", .integer).notNull()
-            t.column("durableOffset", .integer).notNull()
-            t.primaryKey(["downloadId", "start"])
-        }
-        try db.execute(sql: """
-            INSERT INTO segment_v3 (downloadId, start, "end", durableOffset)
-            SELECT downloadId, start, "end", durableOffset FROM segment
-            """)
-        try db.drop(table: "segment")
-        try db.rename(table: "segment_v3", to: "segment")
     }
 }
