@@ -1,5 +1,7 @@
+import Dispatch
 import Foundation
 import GRDB
+import NIOConcurrencyHelpers
 @testable import Haul
 import Testing
 
@@ -56,5 +58,36 @@ struct StoreMigrationTests {
         try await store.delete([segmented.id])
         let segmentsLeft = try await store.writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM segment") }
         #expect(segmentsLeft == 0)
+    }
+
+    /// Processes that open a version-2 store at the same moment (a daemon and a client, just
+    /// after an upgrade) all get the migrated store: the ones that lose the race to migrate
+    /// find the work done instead of failing.
+    @Test func storesOpenedTogetherAllMigrate() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-migration-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Enough rows that copying them keeps the write lock long enough for the others to
+        // have read which migrations were applied before it was released.
+        let count = 20_000
+        do {
+            let old = try DatabaseQueue(path: directory.appendingPathComponent(DownloadStore.fileName).path)
+            try StoreSchema.migrator.migrate(old, upTo: "v2-transferOptions")
+            try await old.write { db in try StoreWrite.apply([.save((1...count).map { StoreTests.minimal($0) })], in: db) }
+        }
+
+        let openers = 4
+        let outcomes = NIOLockedValueBox<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: openers) { _ in
+            do {
+                // Each opener is its own process as far as SQLite can tell: its own connections.
+                let store = try DownloadStore.open(directory: directory)
+                let rows = try store.writer.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM download") ?? 0 }
+                outcomes.withLockedValue { $0.append(rows == count ? "ok" : "\(rows) rows") }
+            } catch {
+                outcomes.withLockedValue { $0.append("\(error)") }
+            }
+        }
+        #expect(outcomes.withLockedValue { $0 } == Array(repeating: "ok", count: openers))
     }
 }

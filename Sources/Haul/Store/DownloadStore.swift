@@ -81,11 +81,18 @@ final class DownloadStore: Sendable {
         return configuration
     }
 
-    /// Brings the schema up to date. Several processes may do this at once: migrations run in
-    /// an immediate transaction, so the second one waits and then finds nothing to do.
+    /// Brings the schema up to date. Several processes may do this at once (a daemon and a
+    /// client started together after an upgrade). GRDB reads which migrations were applied
+    /// before it takes the write lock, so a process that lost the race runs a migration again
+    /// once the winner committed, and fails when it records it; its transaction rolls back
+    /// and nothing is lost. What matters is whether the store is now complete: then it is used.
     private static func migrate(_ writer: any DatabaseWriter) throws {
         let migrator = StoreSchema.migrator
-        try migrator.migrate(writer)
+        do {
+            try migrator.migrate(writer)
+        } catch {
+            guard try writer.read({ try migrator.hasCompletedMigrations($0) }) else { throw error }
+        }
         if try writer.read({ try migrator.hasBeenSuperseded($0) }) {
             throw HaulError(.fileSystem, "\(writer.path) was written by a newer version of Haul; refusing to use it")
         }
