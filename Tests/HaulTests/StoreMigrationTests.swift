@@ -90,4 +90,19 @@ struct StoreMigrationTests {
         }
         #expect(outcomes.withLockedValue { $0 } == Array(repeating: "ok", count: openers))
     }
+
+    /// A store that a later Haul migrated further than this one knows is refused with a clear
+    /// error, not read with a schema this Haul does not understand.
+    @Test func storeOfANewerHaulIsRefused() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-migration-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        do {
+            let store = try DownloadStore.open(directory: directory)
+            try store.writer.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')") }
+        }
+        let error = #expect(throws: HaulError.self) { try DownloadStore.open(directory: directory) }
+        #expect(error?.code == .fileSystem)
+        #expect(error?.message.contains("newer version of Haul") == true)
+    }
 }
