@@ -7,12 +7,23 @@ import Testing
 
 @Suite("Store migrations")
 struct StoreMigrationTests {
+    /// Writes `downloads` into a store of schema version 2 in `directory`, and closes it.
+    /// Returns whether every row's rowid is its download ID, as version 2 has it.
+    @discardableResult
+    static func writeVersionTwoStore(in directory: URL, _ downloads: [StoredDownload]) async throws -> Bool {
+        let old = try DatabaseQueue(path: directory.appendingPathComponent(DownloadStore.fileName).path)
+        try StoreSchema.migrator.migrate(old, upTo: "v2-transferOptions")
+        try await old.write { db in try StoreWrite.apply([.save(downloads)], in: db) }
+        return try await old.read { db in
+            try Bool.fetchOne(db, sql: "SELECT COUNT(*) = ? FROM download WHERE rowid = id", arguments: [downloads.count]) ?? false
+        }
+    }
+
     /// A store written before version 3 (the ID as rowid) opens with every download, field and
     /// segment as it was, in queue order; afterwards the ID is a unique column beside an
     /// increasing rowid, and removing a download still removes its segments.
     @Test func versionTwoStoreComesForwardIntact() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-migration-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Support.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
 
         // Added in an order that differs from both their IDs' and their positions' order.
@@ -23,15 +34,8 @@ struct StoreMigrationTests {
             DurableSegment(start: 1000, end: 4000, durableOffset: 1000),
         ]
         let downloads = [StoreTests.minimal(3, position: 3), segmented, StoreTests.minimal(1, position: 1)]
-        do {
-            var configuration = Configuration()
-            configuration.foreignKeysEnabled = true
-            let old = try DatabaseQueue(path: directory.appendingPathComponent(DownloadStore.fileName).path, configuration: configuration)
-            try StoreSchema.migrator.migrate(old, upTo: "v2-transferOptions")
-            try await old.write { db in try StoreWrite.apply([.save(downloads)], in: db) }
-            let keyed = try await old.read { db in try Bool.fetchOne(db, sql: "SELECT COUNT(*) = 3 FROM download WHERE rowid = id") }
-            #expect(keyed == true, "version 2 keeps the ID as the rowid")
-        }
+        let keyedByID = try await Self.writeVersionTwoStore(in: directory, downloads)
+        #expect(keyedByID, "version 2 keeps the ID as the rowid")
 
         let store = try DownloadStore.open(directory: directory)
         for download in downloads {
@@ -64,17 +68,12 @@ struct StoreMigrationTests {
     /// after an upgrade) all get the migrated store: the ones that lose the race to migrate
     /// find the work done instead of failing.
     @Test func storesOpenedTogetherAllMigrate() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-migration-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Support.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // Enough rows that copying them keeps the write lock long enough for the others to
         // have read which migrations were applied before it was released.
         let count = 20_000
-        do {
-            let old = try DatabaseQueue(path: directory.appendingPathComponent(DownloadStore.fileName).path)
-            try StoreSchema.migrator.migrate(old, upTo: "v2-transferOptions")
-            try await old.write { db in try StoreWrite.apply([.save((1...count).map { StoreTests.minimal($0) })], in: db) }
-        }
+        try await Self.writeVersionTwoStore(in: directory, (1...count).map { StoreTests.minimal($0) })
 
         let openers = 4
         let outcomes = NIOLockedValueBox<[String]>([])
@@ -94,8 +93,7 @@ struct StoreMigrationTests {
     /// A store that a later Haul migrated further than this one knows is refused with a clear
     /// error, not read with a schema this Haul does not understand.
     @Test func storeOfANewerHaulIsRefused() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-migration-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try Support.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         do {
             let store = try DownloadStore.open(directory: directory)
