@@ -80,6 +80,7 @@ extension DownloadManager {
         let summary = summary(of: name)
         hub.emit(.groupCompleted(summary))
         for waiter in waiters { waiter.resume(returning: summary) }
+        groupCompletedForRetention(name)
     }
 
     /// At shutdown nothing will finish any more: answer everyone still waiting.

@@ -83,10 +83,12 @@ extension DownloadManager {
             }
             claimPartKey(id)
             records[id]?.details.error = nil
+            retention.withdraw(id)
             enqueueForScheduling(record)
             hub.emit(.resumed(id))
             admitQueued()
         }
+        forgetDue()
     }
 
     private func startTransfer(_ id: DownloadID, attempt: Int) {
@@ -242,7 +244,7 @@ extension DownloadManager {
         releasePartKey(of: record)
         records[id]?.details.speed = SpeedMeter()
         records[id]?.details.live = nil
-        if groupOf(id) != nil { groupMemberFinished(id) }
+        if groupOf(id) != nil { groupMemberFinished(id) } else { finishedForRetention(id) }
     }
 
     private func wakeStopWaiters(_ id: DownloadID) {

@@ -17,6 +17,9 @@ extension DownloadManager {
         try Self.validate(requests)
         guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
         createGroupIfNeeded(name)
+        var directories = DirectoryCache()
+        let normalized = requests.map { directories.normalized($0) }
+        try await loadEarlierFinished(matching: normalized)
         var latest: [RequestIdentity: DownloadID] = [:]
         var spent: [RequestIdentity: [DownloadID]] = [:]
         for id in order {
@@ -30,8 +33,7 @@ extension DownloadManager {
         var fresh: [DownloadID] = []
         var adopted: [DownloadID] = []
         var replaced: [DownloadID] = []
-        var directories = DirectoryCache()
-        for request in requests.map({ directories.normalized($0) }) {
+        for request in normalized {
             if let id = latest.removeValue(forKey: request.identity) {
                 adopted.append(id)
             } else {
@@ -50,6 +52,18 @@ extension DownloadManager {
             hub.emit(.groupCompleted(summary(of: name)))
         }
         return DownloadGroup(name: name, manager: self)
+    }
+
+    /// With finished downloads left in the store (`Retention.loadsEarlierFinished` false), loads
+    /// those whose URL one of `requests` asks for again, so that they are recognised like the
+    /// ones in memory. A lookup per distinct URL in an index: the cost follows the batch, not
+    /// the store's history.
+    private func loadEarlierFinished(matching requests: [DownloadRequest]) async throws(HaulError) {
+        guard finishedLeftInStore, !requests.isEmpty else { return }
+        let rows = try await store.finished(session: session, urls: requests.map { KeptRequest($0).urlText })
+        for row in rows where !records.contains(row.id) {
+            adoptLoaded(loadedRecord(row))
+        }
     }
 
     /// Stops (if needed) and forgets a download, deleting its part file; with `deletingFile`,

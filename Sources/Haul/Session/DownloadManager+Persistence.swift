@@ -19,6 +19,8 @@ struct DurableFields: Sendable, Hashable {
 /// (see `DownloadManager+Placement.swift`).
 extension DownloadManager {
     static let storeFlushInterval: Duration = .milliseconds(50)
+    /// How many events are appended to the outbox between two trims of it.
+    static let eventsBetweenTrims = 1_000
     /// From this many new downloads at once, memory is handed back after the write.
     static let bulkWriteRows = 1_000
 
@@ -43,25 +45,45 @@ extension DownloadManager {
     }
 
     func markDirty(_ id: DownloadID) {
-        dirty.insert(id)
-        scheduleWrite()
+        carryOut(writes.changed(id, .state))
     }
 
     /// Like `markDirty`, for a change to what `markDirty` does not write: the download's
     /// request (priority and speed limit included), group or part key.
     func markWholeRowDirty(_ id: DownloadID) {
-        wholeRowsDirty.insert(id)
-        markDirty(id)
+        carryOut(writes.changed(id, .wholeRow))
     }
 
-    /// Starts the batching delay before the next write, unless one is already pending.
-    func scheduleWrite() {
-        guard flushTask == nil, !isShutDown else { return }
-        flushTask = Task {
-            try? await Task.sleep(for: Self.storeFlushInterval)
-            self.flushTask = nil
-            await self.flushDirty()
+    /// Arms a batching timer the write queue asked for. After shutdown the flush timer is not
+    /// armed (the last write of `shutdown` takes everything); a placement is still written,
+    /// since its download waits for it.
+    func carryOut(_ action: StoreWriteQueue.Action) {
+        guard case .armTimer(let timer, let delay) = action else { return }
+        guard !isShutDown || timer == .placement else {
+            writes.timerFired(timer)
+            return
         }
+        writeTimers[timer] = Task {
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            self.writeTimerFired(timer)
+        }
+    }
+
+    private func writeTimerFired(_ timer: StoreWriteQueue.Timer) {
+        writeTimers[timer] = nil
+        writes.timerFired(timer)
+        if timer == .placement {
+            Task { await self.writePlacements() }
+        } else {
+            Task { await self.flushDirty() }
+        }
+    }
+
+    /// Starts the batching delay before the next write, unless one is already pending: for
+    /// changes the queue holds already (events waiting in the outbox, a failed batch).
+    func scheduleWrite() {
+        guard !writes.isEmpty || outbox?.isEmpty == false else { return }
+        carryOut(writes.flushOwed())
     }
 
     /// Writes every out-of-date row, and the events that explain them, in one transaction.
@@ -85,33 +107,28 @@ extension DownloadManager {
 
     private func writeDirty() async -> Bool {
         let events = outbox?.drain() ?? []
-        guard !dirty.isEmpty || !events.isEmpty || !placementsToWrite.isEmpty else { return true }
-        let ids = dirty
-        let whole = wholeRowsDirty
-        let withSegments = segmentsDirty
-        // A row written in full carries its intent already.
-        let placements = placementsToWrite.filter { !ids.contains($0.id) }
-        dirty = []
-        wholeRowsDirty = []
-        segmentsDirty = []
-        placementsToWrite = []
+        guard !writes.isEmpty || !events.isEmpty else { return true }
+        let batch = writes.takeBatch()
         var rows: [StoredDownload] = []
         var changed: [StoredDownload] = []
-        for id in ids {
+        for id in batch.progress {
             guard let record = records[id] else { continue }
             var row = storedDownload(record)
-            if withSegments.contains(id) { row.segments = record.details.durable.segments }
-            if whole.contains(id) { rows.append(row) } else { changed.append(row) }
+            if batch.segments.contains(id) { row.segments = record.details.durable.segments }
+            if batch.wholeRows.contains(id) { rows.append(row) } else { changed.append(row) }
         }
+        // Now and then, the outbox's oldest events beyond the bound go with the write.
+        let trimsEvents = eventsSinceTrim + events.count >= Self.eventsBetweenTrims
         do {
-            try await store.save(rows, progressOf: changed, placements: placements, events: events, session: session)
+            try await store.save(
+                rows, progressOf: changed, placements: batch.placements, deleting: batch.deletions,
+                deletingGroups: batch.deletedGroups, events: events,
+                trimmingEventsTo: trimsEvents ? configuration.retention.maxKeptEvents : nil, session: session)
+            eventsSinceTrim = trimsEvents ? 0 : eventsSinceTrim + events.count
             if !events.isEmpty { wakeOutboxWaiters() }
             return true
         } catch {
-            dirty.formUnion(ids)
-            wholeRowsDirty.formUnion(whole)
-            segmentsDirty.formUnion(withSegments)
-            placementsToWrite = placements + placementsToWrite
+            writes.batchFailed(batch)
             outbox?.restore(events)
             lastWriteError = error
             return false
@@ -131,13 +148,12 @@ extension DownloadManager {
         // Through the serial write path, with any events pending: the outbox keeps its order.
         // Segments are written with checkpoints only (replacing the stored ones), not with
         // every state change.
-        dirty.insert(id)
-        segmentsDirty.insert(id)
-        await flushDirty()
-        if dirty.contains(id) {
-            markDirty(id)
-        } else {
+        writes.note(id, .segments)
+        if await flushDirty() {
             hub.emit(.checkpointed(id, durableOffset: checkpoint.durableOffset))
+        } else {
+            // Owed again: tried with the next write.
+            scheduleWrite()
         }
     }
 
@@ -165,9 +181,9 @@ extension DownloadManager {
     func forget(_ id: DownloadID) {
         guard let record = records.removeValue(forKey: id) else { return }
         scheduler.dequeue(id)
-        order.removeAll { $0 == id }
-        dirty.remove(id)
-        wholeRowsDirty.remove(id)
+        retention.withdraw(id)
+        droppedFromOrder += 1
+        compactOrderIfWorthIt()
         releasePartKey(of: record)
         if let group = record.group {
             groups[group]?.members.removeAll { $0 == id }

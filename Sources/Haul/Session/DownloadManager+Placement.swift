@@ -19,12 +19,12 @@ extension DownloadManager {
     func recordPlacement(_ id: DownloadID, _ intent: PlacementIntent) async throws(HaulError) {
         guard records[id] != nil else { return }
         records[id]?.details.durable.placement = intent
-        placementsToWrite.append(StoredPlacement(id: id, intent: intent))
+        let action = writes.placementRecorded(StoredPlacement(id: id, intent: intent), othersFetching: scheduler.runningCount > 0)
         handOverSlot(id)
         do {
             try await withCheckedThrowingContinuation { continuation in
                 placementWaiters.append(continuation)
-                schedulePlacementWrite()
+                carryOut(action)
             }
         } catch let error as HaulError {
             throw error
@@ -33,22 +33,9 @@ extension DownloadManager {
         }
     }
 
-    /// Starts a write for the waiting intents, unless one is on its way that will take them.
-    /// A write that starts while another is being written is chained after it (`flushDirty`),
-    /// and takes everything that arrived meanwhile.
-    private func schedulePlacementWrite() {
-        guard !placementWriteScheduled else { return }
-        placementWriteScheduled = true
-        // Other downloads still fetching will be verified soon: let their intents join.
-        let wait = scheduler.runningCount > 0 ? Self.placementBatchWindow : .zero
-        Task {
-            if wait > .zero { try? await Task.sleep(for: wait) }
-            await self.writePlacements()
-        }
-    }
-
-    private func writePlacements() async {
-        placementWriteScheduled = false
+    /// Writes the waiting intents (chained after any write on its way, which may have taken
+    /// some of them already) and tells their downloads whether they may rename.
+    func writePlacements() async {
         let waiters = placementWaiters
         placementWaiters = []
         let written = await flushDirty()

@@ -8,42 +8,20 @@ import Foundation
 /// Downloads that were running or queued are queued in their old order; paused stay paused.
 extension DownloadManager {
     func restore(continueInterrupted: Bool) async throws(HaulError) {
-        let rows = try await store.loadAll(session: session)
+        let retentionRule = configuration.retention
+        // History beyond the retention rule goes first, so that it is never loaded.
+        try await store.prune(session: session, retention: retentionRule)
+        let rows = try await store.loadAll(session: session, includingFinished: retentionRule.loadsEarlierFinished)
+        if !retentionRule.loadsEarlierFinished {
+            finishedLeftInStore = try await store.hasFinished(session: session)
+        }
         for name in try await store.groups(session: session) { createGroupIfNeeded(name) }
         // Downloads found placed although the store did not say so: the process died between
         // the rename and the write that would have reported them.
         var foundCompleted: [DownloadID] = []
         for row in rows {
             lastPosition = max(lastPosition, row.position)
-            // Every stored key was written by `PartKey`; should one not read back, the
-            // download gets a key of its own and starts its bytes again.
-            let storedKey = PartKey(parsing: row.partKey)
-            let partKey = storedKey ?? PartKey(for: row.request).owned(by: row.id)
-            if storedKey == nil { markWholeRowDirty(row.id) }
-            var record = Record(
-                id: row.id, request: row.request, group: row.group, partKey: partKey,
-                host: internedHost(of: row.request.url), position: row.position, createdAt: row.createdAt)
-            var details = RecordDetails()
-            details.finalURL = row.finalURL
-            details.fileURL = row.filePath.map { URL(fileURLWithPath: $0, isDirectory: false) }
-            details.skipped = row.skipped
-            details.verifiedChecksums = row.verifiedChecksums
-            details.attempts = row.attempts
-            details.error = row.error.map(Self.haulError)
-            details.durable = DurableFields(
-                validator: row.validator, expectedLength: row.expectedLength, durableOffset: row.durableOffset,
-                placement: row.placement, fileSize: row.fileSize, fileModified: row.fileModified,
-                segments: row.segments ?? [])
-            if let size = row.expectedLength, row.state == .completed {
-                details.progress = TransferProgress(completedBytes: size, expectedBytes: size)
-            } else {
-                details.progress = TransferProgress(completedBytes: row.durableOffset, expectedBytes: row.expectedLength)
-            }
-            // A queued download that never started needs no details: leaving them out keeps
-            // a reopened backlog as small as a fresh one.
-            if row.state != .queued || row.attempts > 0 || row.durableOffset > 0 || row.placement != nil || row.segments != nil {
-                record.details = details
-            }
+            var record = loadedRecord(row)
             record.machine = DownloadStateMachine(state: Self.machineState(row))
             if !continueInterrupted, record.machine.state == .queued {
                 record.machine = DownloadStateMachine(state: .paused)
@@ -59,19 +37,69 @@ extension DownloadManager {
                 let durable = record.details.durable
                 record.details.progress = TransferProgress(completedBytes: durable.durableOffset, expectedBytes: durable.expectedLength)
             }
-            records[row.id] = record
-            order.append(row.id)
-            if !state.isTerminal, partKey.owner == nil { partKeysInUse[partKey.base] = row.id }
-            if let group = row.group {
-                createGroupIfNeeded(group)
-                groups[group]!.members.append(row.id)
-                if !state.isTerminal { groups[group]!.unfinished += 1 }
-            }
+            adoptLoaded(record)
             if state == .queued { enqueueForScheduling(record) }
             if Self.machineState(row) != record.machine.state || row.state == .running { markDirty(row.id) }
         }
+        // Finished downloads loaded may be forgotten like those finishing from now on: alone,
+        // or once their group is complete.
+        dueToForget += retention.mayForget(order.lazy.filter { id in
+            guard let record = self.records[id], record.isFinished else { return false }
+            return record.group.map { self.groups[$0]?.unfinished == 0 } ?? true
+        })
         reportFoundCompleted(foundCompleted)
+        forgetDue()
         admitQueued()
+    }
+
+    /// A stored download as a record, with the state its row had (reconciling is the caller's).
+    func loadedRecord(_ row: StoredDownload) -> Record {
+        // Every stored key was written by `PartKey`; should one not read back, the
+        // download gets a key of its own and starts its bytes again.
+        let storedKey = PartKey(parsing: row.partKey)
+        let partKey = storedKey ?? PartKey(for: row.request).owned(by: row.id)
+        if storedKey == nil { markWholeRowDirty(row.id) }
+        var record = Record(
+            id: row.id, request: row.request, group: row.group, partKey: partKey,
+            host: internedHost(of: row.request.url), position: row.position, createdAt: row.createdAt)
+        var details = RecordDetails()
+        details.finalURL = row.finalURL
+        details.fileURL = row.filePath.map { URL(fileURLWithPath: $0, isDirectory: false) }
+        details.skipped = row.skipped
+        details.verifiedChecksums = row.verifiedChecksums
+        details.attempts = row.attempts
+        details.error = row.error.map(Self.haulError)
+        details.durable = DurableFields(
+            validator: row.validator, expectedLength: row.expectedLength, durableOffset: row.durableOffset,
+            placement: row.placement, fileSize: row.fileSize, fileModified: row.fileModified,
+            segments: row.segments ?? [])
+        if let size = row.expectedLength, row.state == .completed {
+            details.progress = TransferProgress(completedBytes: size, expectedBytes: size)
+        } else {
+            details.progress = TransferProgress(completedBytes: row.durableOffset, expectedBytes: row.expectedLength)
+        }
+        // A queued download that never started needs no details: leaving them out keeps
+        // a reopened backlog as small as a fresh one.
+        if row.state != .queued || row.attempts > 0 || row.durableOffset > 0 || row.placement != nil || row.segments != nil {
+            record.details = details
+        }
+        record.machine = DownloadStateMachine(state: Self.machineState(row))
+        record.isFinished = row.state.isTerminal
+        return record
+    }
+
+    /// Takes a loaded record into the table and the indexes (not the scheduler's queue).
+    func adoptLoaded(_ record: Record) {
+        let id = record.id
+        let unfinished = !record.machine.publicState.isTerminal
+        records[id] = record
+        order.append(id)
+        if unfinished, record.partKey.owner == nil { partKeysInUse[record.partKey.base] = id }
+        if let group = record.group {
+            createGroupIfNeeded(group)
+            groups[group]!.members.append(id)
+            if unfinished { groups[group]!.unfinished += 1 }
+        }
     }
 
     /// Emits what the dead process could not: the completions, and the completion of each

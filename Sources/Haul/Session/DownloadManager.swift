@@ -18,14 +18,11 @@ public actor DownloadManager {
     /// The session whose downloads this manager holds.
     public nonisolated let session: String
     let store: DownloadStore
-    /// Downloads whose stored row is out of date; written in batches, never per chunk.
-    var dirty: Set<DownloadID> = []
-    /// Of those, the ones whose request, group or part key changed: their row is written
-    /// whole. The others only have their progress columns updated (`StoreWrite.saveProgress`).
-    var wholeRowsDirty: Set<DownloadID> = []
-    /// Of those, the ones whose segments changed (written with checkpoints only).
-    var segmentsDirty: Set<DownloadID> = []
-    var flushTask: Task<Void, Never>?
+    /// What the store is owed, and when it is written (see `StoreWriteQueue`).
+    var writes = StoreWriteQueue(
+        flushInterval: DownloadManager.storeFlushInterval, placementWindow: DownloadManager.placementBatchWindow)
+    /// The armed batching timers of `writes`.
+    var writeTimers: [StoreWriteQueue.Timer: Task<Void, Never>] = [:]
     var lastPosition: Int64 = 0
     let transport: HTTPTransport
     let runner: TransferRunner
@@ -38,11 +35,8 @@ public actor DownloadManager {
     /// Why the last store write failed, for callers that must not go on without it.
     var lastWriteError: HaulError?
     /// Verified downloads waiting for their placement intent to be written (see
-    /// `recordPlacement`), and whether a write for them is already on its way.
+    /// `recordPlacement`).
     var placementWaiters: [CheckedContinuation<Void, any Error>] = []
-    /// Placement intents not yet written (a narrow update, not the whole row).
-    var placementsToWrite: [StoredPlacement] = []
-    var placementWriteScheduled = false
     /// Long polls (`events(after:waitingUpTo:)`) waiting for the next events to be stored.
     var outboxWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     var scheduler: SchedulerState
@@ -51,7 +45,20 @@ public actor DownloadManager {
     var hosts: [String: String] = [:]
     /// Insertion order, for listing.
     var order: [DownloadID] = []
+    /// IDs in `order` whose download was forgotten since it was last compacted.
+    var droppedFromOrder = 0
     var groups: [String: GroupRecord] = [:]
+    /// Ordinals given to groups so far (sequential scheduling runs groups in this order).
+    var groupsCreated: Int32 = 0
+    /// Finished downloads that may be forgotten, and when (`Configuration.retention`).
+    var retention: RetentionQueue
+    /// Finished downloads of earlier processes stay in the store, not loaded
+    /// (`Retention.loadsEarlierFinished` false): a request made again is looked up there.
+    var finishedLeftInStore = false
+    /// Events appended to the outbox since it was last trimmed to `Retention.maxKeptEvents`.
+    var eventsSinceTrim = 0
+    /// Handed back by `retention`, forgotten once the current action is carried out.
+    var dueToForget: [DownloadID] = []
     /// Unfinished downloads by the part key they derived from their request, so that two
     /// downloads never share a part file (the second takes a key of its own).
     var partKeysInUse: [UInt64: DownloadID] = [:]
@@ -89,6 +96,7 @@ public actor DownloadManager {
         self.configuration = configuration
         self.store = store
         self.session = session
+        self.retention = RetentionQueue(maxFinished: configuration.retention.maxFinished)
         let outbox = configuration.keepsEventOutbox ? OutboxBuffer() : nil
         self.outbox = outbox
         self.hub = EventHub(outbox: outbox)
@@ -147,7 +155,8 @@ public actor DownloadManager {
 
     func createGroupIfNeeded(_ name: String) {
         guard groups[name] == nil else { return }
-        groups[name] = GroupRecord(name: name, ordinal: Int32(groups.count))
+        groups[name] = GroupRecord(name: name, ordinal: groupsCreated)
+        groupsCreated += 1
     }
 
     /// Where the scheduler queues a download: its host, priority and group's place.
@@ -303,8 +312,8 @@ public actor DownloadManager {
         wakeOutboxWaiters()
         ticker?.cancel()
         ticker = nil
-        flushTask?.cancel()
-        flushTask = nil
+        for timer in writeTimers.values { timer.cancel() }
+        writeTimers = [:]
         await flushDirty()
         await transport.shutdown()
         hub.finish()

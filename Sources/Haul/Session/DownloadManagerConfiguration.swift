@@ -68,6 +68,9 @@ extension DownloadManager {
         /// in the same transaction as the states they report. What a daemon's session needs;
         /// off by default.
         public var keepsEventOutbox = false
+        /// How many finished downloads the session keeps, and for how long (see `Retention`).
+        /// Default: the 1,000 that finished last, as aria2 keeps.
+        public var retention = Retention()
         /// Tests only: makes writes fail (see `WriteFault`).
         var writeFault: WriteFault?
 

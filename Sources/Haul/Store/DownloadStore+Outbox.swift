@@ -5,17 +5,21 @@ import GRDB
 /// event it missed, and to continue a session's downloads alone after a restart.
 extension DownloadStore {
     /// Writes rows (`downloads` whole, `changed` only their progress columns), placement
-    /// intents and the events they caused in one transaction, so that
+    /// intents, deletions and the events they caused in one transaction, so that
     /// after a crash the outbox never says less (or more) than the downloads' states.
     func save(
         _ downloads: [StoredDownload], progressOf changed: [StoredDownload] = [], placements: [StoredPlacement] = [],
-        events: [SessionEvent], session: String
+        deleting deletions: [DownloadID] = [], deletingGroups groups: [String] = [], events: [SessionEvent],
+        trimmingEventsTo maxEvents: Int? = nil, session: String
     ) async throws(HaulError) {
         var writes: [StoreWrite] = []
+        if !deletions.isEmpty { writes.append(.delete(deletions)) }
+        if !groups.isEmpty { writes.append(.deleteEmptyGroups(session: session, groups)) }
         if !downloads.isEmpty { writes.append(.save(downloads)) }
         if !changed.isEmpty { writes.append(.saveProgress(changed)) }
         if !placements.isEmpty { writes.append(.recordPlacements(placements)) }
         if !events.isEmpty { writes.append(.appendEvents(session: session, events)) }
+        if let maxEvents { writes.append(.trimEvents(session: session, keeping: maxEvents)) }
         guard !writes.isEmpty else { return }
         try await committer.submit(writes.count == 1 ? writes[0] : .all(writes))
     }

@@ -126,24 +126,65 @@ final class DownloadStore: Sendable {
 
     // MARK: Reads
 
-    /// Every download of a session, ordered by position.
-    func loadAll(session: String) async throws(HaulError) -> [StoredDownload] {
+    /// Every download of a session, ordered by position; without `includingFinished`, only
+    /// the queued, running and paused ones (an index range, whatever the session's history).
+    func loadAll(session: String, includingFinished: Bool = true) async throws(HaulError) -> [StoredDownload] {
         try await read("load the downloads of session '\(session)'") { db in
-            let statement = try db.cachedStatement(sql: DownloadColumn.selectSQL + " WHERE session = ? ORDER BY position, id")
-            let decoder = DownloadRowDecoder()
-            var downloads: [StoredDownload] = []
-            let rows = try Row.fetchCursor(statement, arguments: [session])
-            while let row = try rows.next() {
-                downloads.append(try decoder.download(from: row))
+            let filter = includingFinished ? "" : " AND state IN ('queued', 'running', 'paused')"
+            let statement = try db.cachedStatement(
+                sql: DownloadColumn.selectSQL + " WHERE session = ?\(filter) ORDER BY position, id")
+            return try Self.downloads(from: statement, arguments: [session], session: session, in: db)
+        }
+    }
+
+    /// The session's finished downloads of any of these URLs (as the store writes them).
+    func finished(session: String, urls: some Sequence<String> & Sendable) async throws(HaulError) -> [StoredDownload] {
+        try await read("look up earlier downloads of session '\(session)'") { db in
+            let statement = try db.cachedStatement(sql: DownloadColumn.selectSQL + """
+                 WHERE session = ? AND url = ? AND state IN \(Self.finishedStatesSQL)
+                """)
+            var found: [StoredDownload] = []
+            for url in Set(urls) {
+                found += try Self.downloads(from: statement, arguments: [session, url], session: nil, in: db)
             }
+            return found.sorted { $0.position < $1.position }
+        }
+    }
+
+    /// Whether the session has any finished download in the store.
+    func hasFinished(session: String) async throws(HaulError) -> Bool {
+        try await read("count the finished downloads of session '\(session)'") { db in
+            try Bool.fetchOne(db, sql: """
+                SELECT EXISTS (SELECT 1 FROM download WHERE session = ? AND state IN \(Self.finishedStatesSQL))
+                """, arguments: [session]) ?? false
+        }
+    }
+
+    /// Decodes the rows `statement` selects, with their segments (all of the session's at once
+    /// when `session` is given, else one download's at a time).
+    private static func downloads(
+        from statement: Statement, arguments: StatementArguments, session: String?, in db: Database
+    ) throws -> [StoredDownload] {
+        let decoder = DownloadRowDecoder()
+        var downloads: [StoredDownload] = []
+        let rows = try Row.fetchCursor(statement, arguments: arguments)
+        while let row = try rows.next() {
+            downloads.append(try decoder.download(from: row))
+        }
+        if let session {
             let segments = try SegmentRows.all(session: session, in: db)
             if !segments.isEmpty {
                 for index in downloads.indices {
                     downloads[index].segments = segments[downloads[index].id]
                 }
             }
-            return downloads
+        } else {
+            for index in downloads.indices {
+                let segments = try SegmentRows.of(downloads[index].id, in: db)
+                downloads[index].segments = segments
+            }
         }
+        return downloads
     }
 
     func load(_ id: DownloadID) async throws(HaulError) -> StoredDownload? {

@@ -24,6 +24,7 @@ enum StoreSchema {
         }
         migrator.registerMigration("v2-transferOptions", migrate: addTransferOptions)
         migrator.registerMigration("v3-downloads-in-insertion-order", migrate: StoreSchemaV3.keyDownloadsByInsertionOrder)
+        migrator.registerMigration("v4-retention-indexes", migrate: addRetentionIndexes)
         return migrator
     }
 
@@ -33,6 +34,16 @@ enum StoreSchema {
         try db.alter(table: "download") { t in
             t.add(column: "transferOptions", .jsonText)
         }
+    }
+
+    /// What retention needs to stay cheap however much the store holds: a group's downloads
+    /// (a group is deleted only when none is left, and SQLite checks the foreign key on
+    /// delete), and a session's downloads by URL (a request made again finds its earlier
+    /// download in the store without loading the session). Since v3 rows are added in
+    /// insertion order, so a batch's entries land together in both indexes.
+    private static func addRetentionIndexes(_ db: Database) throws {
+        try db.create(index: "download_session_group", on: "download", columns: ["session", "groupName"])
+        try db.create(index: "download_session_url", on: "download", columns: ["session", "url"])
     }
 
     private static func createVersion1(_ db: Database) throws {

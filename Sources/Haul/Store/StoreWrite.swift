@@ -9,6 +9,11 @@ enum StoreWrite: Sendable {
     /// row's request with it cost a fifth of a run of thousands of small files.
     case saveProgress([StoredDownload])
     case delete([DownloadID])
+    /// Deletes these groups of a session, each only if no download names it any more (a
+    /// group's rows cascade to its downloads, which must never happen by retention).
+    case deleteEmptyGroups(session: String, [String])
+    /// Drops a session's oldest unacknowledged events beyond a bound (`Retention.maxKeptEvents`).
+    case trimEvents(session: String, keeping: Int)
     /// Sets the placement intent of downloads already in the store, touching nothing else of
     /// their rows: what must be durable before a verified file is renamed, and nothing more.
     case recordPlacements([StoredPlacement])
@@ -73,6 +78,16 @@ enum StoreWrite: Sendable {
                 for id in ids {
                     try delete.execute(arguments: [Int64(bitPattern: id.rawValue)])
                 }
+            case .deleteEmptyGroups(let session, let names):
+                let deleteGroup = try db.cachedStatement(sql: """
+                    DELETE FROM downloadGroup WHERE session = ? AND name = ?
+                    AND NOT EXISTS (SELECT 1 FROM download WHERE session = ? AND groupName = ?)
+                    """)
+                for name in names {
+                    try deleteGroup.execute(arguments: [session, name, session, name])
+                }
+            case .trimEvents(let session, let maxEvents):
+                try DownloadStore.trimEvents(session: session, keeping: maxEvents, in: db)
             case .appendEvents(let session, let events):
                 guard !events.isEmpty else { continue }
                 if sessions.insert(session).inserted {

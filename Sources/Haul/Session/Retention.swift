@@ -1,0 +1,38 @@
+extension DownloadManager {
+    /// How many finished downloads (completed, failed, canceled) a session keeps, and for how
+    /// long: the rule that keeps a manager's cost the same whatever its history.
+    ///
+    /// A finished download is forgotten (taken out of memory and deleted from the store) when
+    /// more than `maxFinished` finished ones are kept, longest finished first, but never before
+    /// its group has completed, so a group's summary always has every member. When a store is
+    /// opened, the session's finished downloads beyond `maxFinished` (oldest added first) and
+    /// those last changed longer than `maxAge` ago are deleted before anything is loaded.
+    public struct Retention: Sendable, Hashable {
+        /// Most finished downloads kept per session; nil for no bound. Default 1,000, as aria2's
+        /// `--max-download-result`.
+        public var maxFinished: Int?
+        /// Finished downloads last changed longer ago than this are deleted when the store is
+        /// opened; nil (the default) for no age limit.
+        public var maxAge: Duration?
+        /// Whether `open` loads finished downloads of earlier processes into memory, so that
+        /// `downloads()` lists them. With `false` they stay in the store only, where
+        /// `add(_:toGroup:continuingExisting:)` still finds one whose request is made again: a
+        /// process that adds a batch and waits for it (as `haul get`) then loads only what is
+        /// unfinished. Default true.
+        public var loadsEarlierFinished: Bool
+        /// Most unacknowledged events a session's outbox keeps (with `keepsEventOutbox`); the
+        /// oldest beyond it are dropped, so a client that never comes back cannot make the
+        /// store grow for ever. Default 100,000.
+        public var maxKeptEvents: Int
+
+        public init(maxFinished: Int? = 1_000, maxAge: Duration? = nil, loadsEarlierFinished: Bool = true, maxKeptEvents: Int = 100_000) {
+            self.maxFinished = maxFinished.map { max(0, $0) }
+            self.maxAge = maxAge
+            self.loadsEarlierFinished = loadsEarlierFinished
+            self.maxKeptEvents = max(1, maxKeptEvents)
+        }
+
+        /// Keeps everything: what a manager did before retention existed.
+        public static let keepAll = Retention(maxFinished: nil, maxAge: nil, maxKeptEvents: .max)
+    }
+}

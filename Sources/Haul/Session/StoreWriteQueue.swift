@@ -1,0 +1,144 @@
+/// What the manager owes the store, and when to write it: one value type instead of a set of
+/// actor variables, so that the batching rules can be read in one place and tested without I/O.
+///
+/// Why batch at all: a state change per download per transition, written one transaction each,
+/// cost more than fetching thousands of small files. So changes are collected and written
+/// together, at most every `flushInterval`; placement intents (which a verified file waits
+/// for before its rename) are written sooner, after a short window in which the intents of
+/// other files verified at the same time can join them.
+///
+/// The queue decides; the manager carries out what it returns (arms a timer, writes a batch)
+/// and reports back (`timerFired`, `batchFailed`). A batch that fails is put back whole, and
+/// goes with the next write, so nothing owed is ever dropped.
+struct StoreWriteQueue {
+    /// What changed about a download since it was last written.
+    enum Change {
+        /// Its state or progress: only the progress columns are rewritten.
+        case state
+        /// Its request, group or part key: the whole row is rewritten.
+        case wholeRow
+        /// Its segments (with a checkpoint): the progress columns and the segment rows.
+        case segments
+    }
+
+    /// The two batching timers: state changes wait long, placement intents briefly.
+    enum Timer: Hashable {
+        case flush
+        case placement
+    }
+
+    /// What the manager must do after an event.
+    enum Action: Equatable {
+        case none
+        /// Start a timer that calls `timerFired` after this long, then writes a batch.
+        case armTimer(Timer, after: Duration)
+    }
+
+    /// One write's worth of changes, taken out of the queue.
+    struct Batch {
+        /// Downloads whose progress columns are written.
+        var progress: Set<DownloadID> = []
+        /// Of those, the ones written whole.
+        var wholeRows: Set<DownloadID> = []
+        /// Of those, the ones whose segments are written too.
+        var segments: Set<DownloadID> = []
+        /// Intents written alone (those of downloads written whole ride in the row).
+        var placements: [StoredPlacement] = []
+        /// Downloads forgotten by the manager whose rows are deleted.
+        var deletions: [DownloadID] = []
+        /// Groups left without a download, deleted after `deletions`.
+        var deletedGroups: [String] = []
+
+        var isEmpty: Bool { progress.isEmpty && placements.isEmpty && deletions.isEmpty && deletedGroups.isEmpty }
+    }
+
+    let flushInterval: Duration
+    let placementWindow: Duration
+
+    private var pending = Batch()
+    /// Timers armed and not yet fired: further changes join the write they will start.
+    private(set) var armed: Set<Timer> = []
+
+    init(flushInterval: Duration, placementWindow: Duration) {
+        self.flushInterval = flushInterval
+        self.placementWindow = placementWindow
+    }
+
+    var isEmpty: Bool { pending.isEmpty }
+
+    /// Whether `id` has changes not yet taken into a batch.
+    func owes(_ id: DownloadID) -> Bool { pending.progress.contains(id) }
+
+    /// A download changed. The first change after a write arms the batching timer.
+    mutating func changed(_ id: DownloadID, _ change: Change) -> Action {
+        note(id, change)
+        return arm(.flush, after: flushInterval)
+    }
+
+    /// Arms the batching timer for what is owed already (events of an outbox, a failed batch).
+    mutating func flushOwed() -> Action {
+        arm(.flush, after: flushInterval)
+    }
+
+    /// Like `changed`, without arming a timer: the caller writes at once (a checkpoint).
+    mutating func note(_ id: DownloadID, _ change: Change) {
+        pending.progress.insert(id)
+        switch change {
+        case .state: break
+        case .wholeRow: pending.wholeRows.insert(id)
+        case .segments: pending.segments.insert(id)
+        }
+    }
+
+    /// A verified file's placement intent must be written before its rename. While other
+    /// downloads are still fetching, it waits `placementWindow` for their intents; a lone
+    /// download does not wait.
+    mutating func placementRecorded(_ placement: StoredPlacement, othersFetching: Bool) -> Action {
+        pending.placements.append(placement)
+        return arm(.placement, after: othersFetching ? placementWindow : .zero)
+    }
+
+    /// The manager forgot a download (removed, or beyond the retention rule): its row goes.
+    mutating func forgotten(_ id: DownloadID) {
+        pending.progress.remove(id)
+        pending.wholeRows.remove(id)
+        pending.segments.remove(id)
+        pending.placements.removeAll { $0.id == id }
+        pending.deletions.append(id)
+    }
+
+    /// The manager forgot a group whose downloads are all gone: its row goes too.
+    mutating func groupForgotten(_ name: String) {
+        pending.deletedGroups.append(name)
+    }
+
+    /// An armed timer went off: the caller writes now (`takeBatch`), which takes everything
+    /// owed, whichever timer it was.
+    mutating func timerFired(_ timer: Timer) {
+        armed.remove(timer)
+    }
+
+    /// Everything owed, for one write; the queue is empty afterwards.
+    mutating func takeBatch() -> Batch {
+        var batch = pending
+        pending = Batch()
+        // A row written whole carries its intent already.
+        batch.placements.removeAll { batch.wholeRows.contains($0.id) }
+        return batch
+    }
+
+    /// The write of `batch` failed: it is owed again, before what came since.
+    mutating func batchFailed(_ batch: Batch) {
+        pending.progress.formUnion(batch.progress)
+        pending.wholeRows.formUnion(batch.wholeRows)
+        pending.segments.formUnion(batch.segments)
+        pending.placements = batch.placements + pending.placements
+        pending.deletions = batch.deletions + pending.deletions
+        pending.deletedGroups = batch.deletedGroups + pending.deletedGroups
+    }
+
+    private mutating func arm(_ timer: Timer, after delay: Duration) -> Action {
+        guard armed.insert(timer).inserted else { return .none }
+        return .armTimer(timer, after: delay)
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import GRDB
+
+/// Keeping history bounded: finished downloads (completed, failed, canceled) beyond a
+/// session's retention rule are deleted, with the groups they leave empty, and a session's
+/// unacknowledged events beyond a bound are dropped oldest first.
+///
+/// Why: a store that keeps every finished download forever makes every later run slower (a
+/// run loads its session) and the file larger, for records nobody reads again.
+extension DownloadStore {
+    /// The states whose rows retention may delete, as stored.
+    static let finishedStatesSQL = "('completed', 'failed', 'canceled')"
+
+    /// Deletes the session's finished downloads that `retention` no longer keeps: those last
+    /// changed before `now - maxAge`, then the oldest (by insertion) beyond `maxFinished`.
+    /// Groups left without a download are deleted too. Returns how many downloads went.
+    @discardableResult
+    func prune(session: String, retention: DownloadManager.Retention, now: Date = Date()) async throws(HaulError) -> Int {
+        guard retention.maxFinished != nil || retention.maxAge != nil else { return 0 }
+        return try await write("prune the finished downloads of session '\(session)'") { db in
+            try Self.prune(session: session, retention: retention, now: now, in: db)
+        }
+    }
+
+    static func prune(session: String, retention: DownloadManager.Retention, now: Date, in db: Database) throws -> Int {
+        var doomed: [Int64] = []
+        if let maxAge = retention.maxAge {
+            let cutoff = now.addingTimeInterval(-maxAge.inSeconds)
+            doomed += try Int64.fetchAll(db, sql: """
+                SELECT rowid FROM download WHERE session = ? AND state IN \(finishedStatesSQL) AND updatedAt < ?
+                """, arguments: [session, StoredDate.value(cutoff)])
+        }
+        if let maxFinished = retention.maxFinished {
+            let finished = try Int.fetchOne(db, sql: """
+                SELECT COUNT(*) FROM download WHERE session = ? AND state IN \(finishedStatesSQL)
+                """, arguments: [session]) ?? 0
+            let excess = finished - doomed.count - max(0, maxFinished)
+            if excess > 0 {
+                let aged = Set(doomed)
+                // Oldest first, skipping those already doomed by age.
+                let oldest = try Int64.fetchAll(db, sql: """
+                    SELECT rowid FROM download WHERE session = ? AND state IN \(finishedStatesSQL)
+                    ORDER BY rowid LIMIT ?
+                    """, arguments: [session, excess + aged.count])
+                doomed += oldest.lazy.filter { !aged.contains($0) }.prefix(excess)
+            }
+        }
+        guard !doomed.isEmpty else { return 0 }
+        let groups = try deleteRows(doomed, in: db)
+        try deleteEmptyGroups(groups, session: session, in: db)
+        return doomed.count
+    }
+
+    /// Deletes downloads by rowid (their segments go by cascade); returns the groups they were in.
+    private static func deleteRows(_ rowids: [Int64], in db: Database) throws -> Set<String> {
+        let groupOf = try db.cachedStatement(sql: "SELECT groupName FROM download WHERE rowid = ?")
+        let delete = try db.cachedStatement(sql: "DELETE FROM download WHERE rowid = ?")
+        var groups: Set<String> = []
+        for rowid in rowids {
+            if let group = try String?.fetchOne(groupOf, arguments: [rowid]) ?? nil { groups.insert(group) }
+            try delete.execute(arguments: [rowid])
+        }
+        return groups
+    }
+
+    /// Deletes those of `groups` that no download of the session names any more.
+    private static func deleteEmptyGroups(_ groups: Set<String>, session: String, in db: Database) throws {
+        guard !groups.isEmpty else { return }
+        try StoreWrite.apply([.deleteEmptyGroups(session: session, groups.sorted())], in: db)
+    }
+
+    /// Drops the session's oldest unacknowledged events beyond `maxEvents`: a client that never
+    /// comes back must not make the outbox grow for the life of the store.
+    static func trimEvents(session: String, keeping maxEvents: Int, in db: Database) throws {
+        guard let newestDropped = try Int64.fetchOne(db, sql: """
+            SELECT sequence FROM event WHERE session = ? ORDER BY sequence DESC LIMIT 1 OFFSET ?
+            """, arguments: [session, max(0, maxEvents)]) else { return }
+        try db.execute(sql: "DELETE FROM event WHERE session = ? AND sequence <= ?", arguments: [session, newestDropped])
+    }
+
+    /// Compacts the store after pruning (`haul gc`): every session's finished downloads beyond
+    /// `retention` and events beyond `maxEvents` are deleted, then the file is rebuilt without
+    /// the free pages (SQLite's VACUUM). Returns how many downloads were deleted.
+    func compact(retention: DownloadManager.Retention, maxEvents: Int) async throws(HaulError) -> Int {
+        let pruned = try await write("prune the store") { db in
+            var pruned = 0
+            for session in try String.fetchAll(db, sql: "SELECT id FROM session") {
+                pruned += try Self.prune(session: session, retention: retention, now: Date(), in: db)
+                try Self.trimEvents(session: session, keeping: maxEvents, in: db)
+            }
+            return pruned
+        }
+        do {
+            try await writer.vacuum()
+        } catch {
+            throw StoreFailure.error(error, "compact the download store", path: path)
+        }
+        return pruned
+    }
+
+    /// Runs `body` in a write transaction of its own, mapping failures to `HaulError`.
+    func write<Value: Sendable>(
+        _ action: String, _ body: @escaping @Sendable (Database) throws -> Value
+    ) async throws(HaulError) -> Value {
+        do {
+            return try await writer.write(body)
+        } catch {
+            throw StoreFailure.error(error, action, path: path)
+        }
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+@testable import Haul
+import HaulTestServer
+import Testing
+
+/// Finished downloads beyond the retention rule are forgotten, in memory and in the store, and
+/// a store's history is not loaded by a manager that does not need it.
+@Suite("Retention end to end")
+struct RetentionEndToEndTests {
+    func configuration(keeping maxFinished: Int?, loadsEarlierFinished: Bool = true) -> DownloadManager.Configuration {
+        var configuration = Support.fastConfiguration(maxConcurrent: 1)
+        configuration.retention = DownloadManager.Retention(maxFinished: maxFinished, loadsEarlierFinished: loadsEarlierFinished)
+        return configuration
+    }
+
+    func requests(_ server: TestServer, _ count: Int, in directory: URL, key: String = "r") -> [DownloadRequest] {
+        (0..<count).map { n in
+            Support.request(server, "/file/r\(n).bin", ["size": "\(500 + n)", "seed": "\(n)", "key": key], in: directory)
+        }
+    }
+
+    /// Single downloads: once more than the bound have finished, the longest finished are
+    /// forgotten, and a reopened store holds exactly the ones kept.
+    @Test func singleDownloadsBeyondTheBoundAreForgotten() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            var ids: [DownloadID] = []
+            let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: 3))
+            for request in requests(server, 6, in: dir) {
+                let id = try await manager.add(request)
+                // One at a time, so that the order they finish in is known.
+                #expect(try await manager.finished(id).state == .completed)
+                ids.append(id)
+            }
+            #expect(await manager.downloads().map(\.id) == Array(ids.suffix(3)))
+            #expect(await manager.info(ids[0]) == nil)
+            await manager.shutdown()
+            // Every file stays where it was placed: forgetting a record never touches a file.
+            #expect(Support.listing(dir).count == 6)
+
+            let reopened = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: nil))
+            #expect(await reopened.downloads().map(\.id) == Array(ids.suffix(3)))
+            await reopened.shutdown()
+        }
+    }
+
+    /// A group's members are kept until the group completes, so its summary has every one;
+    /// then the bound applies to them like to any other.
+    @Test func groupMembersWaitForTheirGroup() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            try await withDownloadManager(configuration: configuration(keeping: 2)) { manager in
+                let group = try await manager.add(requests(server, 5, in: dir), toGroup: "batch")
+                let summary = await group.completion
+                #expect(summary.completed.count == 5)
+                #expect(await manager.downloads().count == 2)
+                #expect(await group.downloads().count == 2)
+            }
+        }
+    }
+
+    /// Opening a store prunes the finished downloads beyond the bound before loading: the
+    /// newest are kept; unfinished ones are never pruned.
+    @Test func openingPrunesOldFinishedDownloads() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            var finished: [DownloadID] = []
+            let paused: DownloadID
+            do {
+                let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: nil))
+                for request in requests(server, 5, in: dir) {
+                    let id = try await manager.add(request)
+                    _ = try await manager.finished(id)
+                    finished.append(id)
+                }
+                var slow = Support.request(server, "/file/slow.bin", ["size": "\(1 << 20)", "rate": "10000"], in: dir)
+                slow.fileName = "slow.bin"
+                paused = try await manager.add(slow, queueIndex: nil, paused: true)
+                await manager.shutdown()
+            }
+            let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: 2))
+            #expect(await manager.downloads().map(\.id) == Array(finished.suffix(2)) + [paused])
+            await manager.shutdown()
+        }
+    }
+
+    /// With `loadsEarlierFinished` off, a reopened manager holds only what is unfinished, and
+    /// a request made again still finds its completed download in the store: nothing is
+    /// fetched again and the file is not placed a second time.
+    @Test func requestMadeAgainIsFoundInTheStore() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            let batch = requests(server, 4, in: dir, key: "again")
+            let config = configuration(keeping: 100, loadsEarlierFinished: false)
+            do {
+                let manager = try await DownloadManager.open(stateDirectory: state, configuration: config)
+                #expect(try await manager.add(batch, toGroup: "first", continuingExisting: true).completion.succeeded)
+                await manager.shutdown()
+            }
+            #expect(server.requests(forKey: "again").count == 4)
+            let manager = try await DownloadManager.open(stateDirectory: state, configuration: config)
+            #expect(await manager.downloads().isEmpty)
+            let summary = try await manager.add(batch, toGroup: "second", continuingExisting: true).completion
+            #expect(summary.completed.count == 4)
+            await manager.shutdown()
+            #expect(server.requests(forKey: "again").count == 4, "a completed file was fetched again")
+            #expect(Support.listing(dir) == (0..<4).map { "r\($0).bin" }.sorted())
+        }
+    }
+
+    /// The outbox keeps at most `maxKeptEvents` of a session's events: the oldest go.
+    @Test func outboxIsTrimmedToItsBound() async throws {
+        let store = try DownloadStore.open(directory: nil)
+        let events = (0..<30).map { n in SessionEvent(kind: .canceled, download: nil, date: Date(timeIntervalSince1970: Double(n))) }
+        try await store.save([], events: events, session: "s")
+        try await store.save([], events: [], trimmingEventsTo: 10, session: "s")
+        let kept = try await store.events(session: "s", after: 0, limit: 100)
+        #expect(kept.count == 10)
+        #expect(kept.first?.sequence == 21)
+    }
+
+    /// Finished downloads older than `maxAge` are pruned when the store is opened.
+    @Test func oldFinishedDownloadsArePrunedByAge() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: nil))
+            let id = try await manager.add(requests(server, 1, in: dir)[0])
+            _ = try await manager.finished(id)
+            await manager.shutdown()
+            let store = try DownloadStore.shared(directory: state)
+            var rule = DownloadManager.Retention(maxFinished: nil, maxAge: .seconds(3600))
+            #expect(try await store.prune(session: "default", retention: rule) == 0)
+            rule.maxAge = .seconds(3600)
+            #expect(try await store.prune(session: "default", retention: rule, now: Date().addingTimeInterval(7200)) == 1)
+            #expect(try await store.loadAll(session: "default").isEmpty)
+        }
+    }
+}
