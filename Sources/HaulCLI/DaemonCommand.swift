@@ -78,6 +78,11 @@ struct DaemonCommand: AsyncParsableCommand {
         valueName: "dir"))
     var downloadDirectory: String?
 
+    @Option(name: .customLong("max-download-result"), help: ArgumentHelp(
+        "Stopped (completed, failed, removed) downloads aria2's methods keep, as aria2; the oldest beyond it are forgotten.",
+        valueName: "n"))
+    var maxDownloadResult = 1_000
+
     @OptionGroup(title: "Transfers")
     var transfers: TransferOptions
 
@@ -96,6 +101,7 @@ struct DaemonCommand: AsyncParsableCommand {
         if let maxConcurrentDownloads, maxConcurrentDownloads < 1 {
             throw ValidationError("--max-concurrent-downloads must be at least 1")
         }
+        if maxDownloadResult < 0 { throw ValidationError("--max-download-result must be 0 or more") }
         if rpcSecret?.isEmpty == true { throw ValidationError("--rpc-secret must not be empty") }
         if let socketPath, !socketPath.hasPrefix("/") { throw ValidationError("--socket must be an absolute path") }
         if !DaemonLogging.levelNames.contains(logLevel.lowercased()) {
@@ -108,7 +114,7 @@ struct DaemonCommand: AsyncParsableCommand {
         DaemonAssembly.prepareProcess()
         let options = DaemonAssembly.Options(
             downloadDirectory: URL(fileURLWithPath: downloadDirectory ?? FileManager.default.currentDirectoryPath),
-            transfers: transfers.daemonTransfers)
+            transfers: transfers.daemonTransfers, maxDownloadResult: maxDownloadResult)
         let daemon = Daemon(configuration: daemonConfiguration, logger: logger) { context in
             try await DaemonAssembly.compose(context, options: options)
         }
@@ -155,11 +161,5 @@ struct DaemonCommand: AsyncParsableCommand {
 
     /// `--state-dir`, else `$HAUL_STATE_DIR`, else the library's default: as `haul get` does,
     /// so that both find the same store.
-    private var resolvedStateDirectory: URL {
-        if let stateDirectory { return URL(fileURLWithPath: stateDirectory) }
-        if let fromEnvironment = ProcessInfo.processInfo.environment["HAUL_STATE_DIR"], !fromEnvironment.isEmpty {
-            return URL(fileURLWithPath: fromEnvironment)
-        }
-        return DownloadManager.defaultStateDirectory
-    }
+    private var resolvedStateDirectory: URL { StateDirectoryOption.resolve(stateDirectory) }
 }

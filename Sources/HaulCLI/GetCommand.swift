@@ -121,13 +121,7 @@ struct GetCommand: AsyncParsableCommand {
             headers: headers, conflictPolicy: conflict, maxBytesPerSecond: transfers.perDownloadLimit))
     }
 
-    private var resolvedStateDirectory: URL {
-        if let stateDirectory { return URL(fileURLWithPath: stateDirectory) }
-        if let fromEnvironment = ProcessInfo.processInfo.environment["HAUL_STATE_DIR"], !fromEnvironment.isEmpty {
-            return URL(fileURLWithPath: fromEnvironment)
-        }
-        return DownloadManager.defaultStateDirectory
-    }
+    private var resolvedStateDirectory: URL { StateDirectoryOption.resolve(stateDirectory) }
 
     private var managerConfiguration: DownloadManager.Configuration {
         var configuration = DownloadManager.Configuration(

@@ -12,6 +12,11 @@ import Haul
 struct GetRun: Sendable {
     /// The store session `haul get` keeps its downloads in.
     static let session = "haul get"
+    /// What `haul get` keeps of finished downloads: records of files it placed serve only to
+    /// skip fetching them again when the same command runs again, so they stay in the store
+    /// (never loaded up front; a request made again is looked up) for 30 days, 100,000 at most.
+    static let retention = DownloadManager.Retention(
+        maxFinished: 100_000, maxAge: .seconds(30 * 24 * 3600), loadsEarlierFinished: false)
     static let interruptedMessage = "interrupted: part files kept; run the same command again to continue"
 
     let plan: DownloadPlan
@@ -42,6 +47,8 @@ struct GetRun: Sendable {
         }
         do {
             // Downloads an earlier run left behind wait paused: only those requested again go on.
+            var configuration = self.configuration
+            configuration.retention = Self.retention
             manager = try await DownloadManager.open(
                 stateDirectory: stateDirectory, session: Self.session, configuration: configuration,
                 continueInterrupted: false)

@@ -2,7 +2,8 @@ import ArgumentParser
 import Haul
 
 /// The `haul` tool: `get` downloads on its own, `daemon` runs the transfer service, and `add`,
-/// `ls`, `status`, `pause`, `resume`, `rm` and `watch` are clients of a running daemon.
+/// `ls`, `status`, `pause`, `resume`, `rm` and `watch` are clients of a running daemon; `gc`
+/// compacts the download store.
 @main
 struct HaulCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -12,7 +13,7 @@ struct HaulCommand: AsyncParsableCommand {
         subcommands: [
             GetCommand.self, DaemonCommand.self,
             AddCommand.self, ListCommand.self, StatusCommand.self, PauseCommand.self, ResumeCommand.self,
-            RemoveCommand.self, WatchCommand.self,
+            RemoveCommand.self, WatchCommand.self, GCCommand.self,
         ])
 
     /// ArgumentParser's own `main`, except that argument errors exit with 2, not 64: Haul

@@ -1,6 +1,7 @@
 import Foundation
-import Haul
+@testable import Haul
 @testable import HaulDaemon
+import HaulTestServer
 import Testing
 
 /// The daemon's sessions and their settings.
@@ -29,5 +30,39 @@ struct SessionHostTests {
         let sessions = try await DownloadManager.storedSessions(stateDirectory: state)
         let app = try #require(sessions.first { $0.id == "app" })
         #expect(app.settings == SessionSettings(maxConcurrentDownloads: 2, groupOrder: .sequential))
+    }
+
+    /// aria2's session keeps at most `maxDownloadResult` stopped downloads, in memory and in
+    /// the store, and writes no outbox rows (aria2 clients never acknowledge); an app's
+    /// session keeps its events for its client.
+    @Test func aria2SessionKeepsBoundedResultsAndNoOutbox() async throws {
+        try await withTestServer { server in
+            let state = try RPCTest.temporaryDirectory()
+            let downloads = try RPCTest.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: state) }
+            let host = SessionHost(configuration: .init(
+                stateDirectory: state, manager: RPCTest.fastConfiguration(maxConcurrent: 1), maxDownloadResult: 2))
+            try await host.start()
+            let aria2 = try await host.manager(for: SessionHost.defaultSession)
+            func request(_ n: Int) -> DownloadRequest {
+                DownloadRequest(url: URL(string: server.url("/file/kept\(n).bin", ["size": "1000", "seed": "\(n)"]))!, directory: downloads)
+            }
+            var ids: [DownloadID] = []
+            for n in 0..<4 {
+                let id = try await aria2.add(request(n))
+                #expect(try await aria2.finished(id).state == .completed)
+                ids.append(id)
+            }
+            #expect(await aria2.downloads().map(\.id) == Array(ids.suffix(2)))
+            let app = try await host.manager(for: "app", settings: SessionSettings())
+            let appID = try await app.add(request(9))
+            _ = try await app.finished(appID)
+            await host.shutdown()
+
+            let store = try DownloadStore.shared(directory: state)
+            #expect(try await store.events(session: SessionHost.defaultSession, after: 0, limit: 100).isEmpty)
+            #expect(try await store.events(session: "app", after: 0, limit: 100).isEmpty == false)
+            #expect(try await store.loadAll(session: SessionHost.defaultSession).map(\.id) == Array(ids.suffix(2)))
+        }
     }
 }

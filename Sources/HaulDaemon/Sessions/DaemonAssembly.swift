@@ -15,14 +15,18 @@ public enum DaemonAssembly {
         public var defaultSettings: SessionSettings
         /// Connections, segment size, speed limits and timeouts of every session.
         public var transfers: DaemonTransferOptions
+        /// Stopped downloads aria2's session keeps (aria2's `--max-download-result`).
+        public var maxDownloadResult: Int
 
         public init(
             downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
-            defaultSettings: SessionSettings = SessionSettings(), transfers: DaemonTransferOptions = DaemonTransferOptions()
+            defaultSettings: SessionSettings = SessionSettings(), transfers: DaemonTransferOptions = DaemonTransferOptions(),
+            maxDownloadResult: Int = 1_000
         ) {
             self.downloadDirectory = downloadDirectory
             self.defaultSettings = defaultSettings
             self.transfers = transfers
+            self.maxDownloadResult = maxDownloadResult
         }
     }
 
@@ -38,7 +42,8 @@ public enum DaemonAssembly {
         let overallLimit = SpeedLimiter(bytesPerSecond: options.transfers.maxOverallDownloadLimit)
         options.transfers.apply(to: &managerConfiguration, sharing: overallLimit)
         let host = SessionHost(configuration: SessionHost.Configuration(
-            stateDirectory: context.configuration.stateDirectory, defaultSettings: settings, manager: managerConfiguration))
+            stateDirectory: context.configuration.stateDirectory, defaultSettings: settings, manager: managerConfiguration,
+            maxDownloadResult: options.maxDownloadResult))
         try await host.start()
         let defaultManager = try await host.manager(for: SessionHost.defaultSession)
 

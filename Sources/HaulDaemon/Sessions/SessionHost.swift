@@ -14,11 +14,18 @@ public actor SessionHost {
         public var defaultSettings: SessionSettings
         /// Everything else a session's manager is configured with.
         public var manager: DownloadManager.Configuration
+        /// Finished downloads aria2's session keeps (aria2's `--max-download-result`, default
+        /// 1,000); the other sessions keep `manager.retention`.
+        public var maxDownloadResult: Int
 
-        public init(stateDirectory: URL, defaultSettings: SessionSettings = SessionSettings(), manager: DownloadManager.Configuration = .init()) {
+        public init(
+            stateDirectory: URL, defaultSettings: SessionSettings = SessionSettings(), manager: DownloadManager.Configuration = .init(),
+            maxDownloadResult: Int = 1_000
+        ) {
             self.stateDirectory = stateDirectory
             self.defaultSettings = defaultSettings
             self.manager = manager
+            self.maxDownloadResult = maxDownloadResult
         }
     }
 
@@ -101,10 +108,16 @@ public actor SessionHost {
         managerConfiguration.maxConcurrentDownloads = effective.maxConcurrentDownloads
         managerConfiguration.maxDownloadsPerHost = effective.maxDownloadsPerHost
         managerConfiguration.groupOrder = effective.groupOrder
-        managerConfiguration.keepsEventOutbox = true
+        // aria2's clients never acknowledge events (they get notifications while connected):
+        // its session keeps no outbox, and aria2's bound on stopped results.
+        let isAria2Session = session == Self.defaultSession
+        managerConfiguration.keepsEventOutbox = !isAria2Session
+        if isAria2Session { managerConfiguration.retention.maxFinished = max(0, configuration.maxDownloadResult) }
         let directory = configuration.stateDirectory
         let task = Task { () async throws -> DownloadManager in
             let manager = try await DownloadManager.open(stateDirectory: directory, session: session, configuration: managerConfiguration)
+            // Events an earlier daemon kept for this session, which nobody will read.
+            if isAria2Session { try await manager.acknowledgeEvents(through: .max) }
             // Saved every time: a session with settings is the daemon's, reopened at start.
             try await manager.saveSettings(effective)
             return manager
