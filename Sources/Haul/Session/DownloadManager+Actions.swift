@@ -213,23 +213,19 @@ extension DownloadManager {
 
     /// Whether no other unfinished download uses this record's part file.
     func ownsPartFile(_ record: Record) -> Bool {
-        record.partKey.owner != nil || (partKeysInUse[record.partKey.base] ?? record.id) == record.id
+        partKeys.owns(record.partKey, id: record.id)
     }
 
     /// A finished download queued again takes its part key back; if a newer download of the
     /// same request holds it now, this one takes a key of its own and starts its bytes over,
     /// so that two downloads never write one part file.
     private func claimPartKey(_ id: DownloadID) {
-        guard let record = records[id], record.partKey.owner == nil else { return }
-        if let holder = partKeysInUse[record.partKey.base], holder != id {
-            records[id]?.partKey = record.partKey.owned(by: id)
-            records[id]?.details.transfer = nil
-            records[id]?.details.durable = DurableFields()
-            records[id]?.details.progress = TransferProgress()
-            markWholeRowDirty(id)
-        } else {
-            partKeysInUse[record.partKey.base] = id
-        }
+        guard let record = records[id], let ownKey = partKeys.reclaim(record.partKey, by: id) else { return }
+        records[id]?.partKey = ownKey
+        records[id]?.details.transfer = nil
+        records[id]?.details.durable = DurableFields()
+        records[id]?.details.progress = TransferProgress()
+        markWholeRowDirty(id)
     }
 
     /// Bookkeeping when a download reaches a terminal state, after its event was emitted (so

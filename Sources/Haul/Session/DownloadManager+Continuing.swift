@@ -55,12 +55,12 @@ extension DownloadManager {
     }
 
     /// With finished downloads left in the store (`Retention.loadsEarlierFinished` false), loads
-    /// those whose URL one of `requests` asks for again, so that they are recognised like the
-    /// ones in memory. A lookup per distinct URL in an index: the cost follows the batch, not
-    /// the store's history.
+    /// those whose URL and directory one of `requests` asks for again, so that they are recognised like the
+    /// ones in memory. A lookup per distinct URL and directory in an index: the cost follows
+    /// the batch, not the store's history.
     private func loadEarlierFinished(matching requests: [DownloadRequest]) async throws(HaulError) {
         guard finishedLeftInStore, !requests.isEmpty else { return }
-        let rows = try await store.finished(session: session, urls: requests.map { KeptRequest($0).urlText })
+        let rows = try await store.finished(session: session, matching: Set(requests.map { DownloadPlace(KeptRequest($0)) }))
         for row in rows where !records.contains(row.id) {
             adoptLoaded(loadedRecord(row))
         }

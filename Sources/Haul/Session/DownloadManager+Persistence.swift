@@ -173,8 +173,7 @@ extension DownloadManager {
     }
 
     func releasePartKey(of record: Record) {
-        guard record.partKey.owner == nil, partKeysInUse[record.partKey.base] == record.id else { return }
-        partKeysInUse[record.partKey.base] = nil
+        partKeys.release(record.partKey, by: record.id)
     }
 
     /// Removes a record from memory and from every index (not from the store).

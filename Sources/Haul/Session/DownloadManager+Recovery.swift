@@ -94,7 +94,7 @@ extension DownloadManager {
         let unfinished = !record.machine.publicState.isTerminal
         records[id] = record
         order.append(id)
-        if unfinished, record.partKey.owner == nil { partKeysInUse[record.partKey.base] = id }
+        if unfinished { partKeys.hold(record.partKey, by: id) }
         if let group = record.group {
             createGroupIfNeeded(group)
             groups[group]!.members.append(id)

@@ -59,9 +59,8 @@ public actor DownloadManager {
     var eventsSinceTrim = 0
     /// Handed back by `retention`, forgotten once the current action is carried out.
     var dueToForget: [DownloadID] = []
-    /// Unfinished downloads by the part key they derived from their request, so that two
-    /// downloads never share a part file (the second takes a key of its own).
-    var partKeysInUse: [UInt64: DownloadID] = [:]
+    /// Which unfinished download holds each part key (two never share a part file).
+    var partKeys = PartKeyOwnership()
     var ticker: Task<Void, Never>?
     var isShutDown = false
 
@@ -177,12 +176,7 @@ public actor DownloadManager {
     func insert(_ request: DownloadRequest, group: String?) -> DownloadID {
         var id = DownloadID.random()
         while records.contains(id) { id = DownloadID.random() }
-        var key = PartKey(for: request)
-        if partKeysInUse[key.base] != nil {
-            key = key.owned(by: id)
-        } else {
-            partKeysInUse[key.base] = id
-        }
+        let key = partKeys.newKey(for: request, id: id)
         lastPosition += 1
         records[id] = Record(
             id: id, request: request, group: group, partKey: key, host: internedHost(of: request.url),

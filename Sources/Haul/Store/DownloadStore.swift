@@ -137,15 +137,17 @@ final class DownloadStore: Sendable {
         }
     }
 
-    /// The session's finished downloads of any of these URLs (as the store writes them).
-    func finished(session: String, urls: some Sequence<String> & Sendable) async throws(HaulError) -> [StoredDownload] {
+    /// The session's finished downloads of these URLs into these directories (each as the
+    /// store writes it: `KeptRequest.urlText`, `StoredURL.directoryText`).
+    func finished(session: String, matching places: Set<DownloadPlace>) async throws(HaulError) -> [StoredDownload] {
         try await read("look up earlier downloads of session '\(session)'") { db in
             let statement = try db.cachedStatement(sql: DownloadColumn.selectSQL + """
-                 WHERE session = ? AND url = ? AND state IN \(Self.finishedStatesSQL)
+                 WHERE session = ? AND url = ? AND directory = ? AND state IN \(Self.finishedStatesSQL)
                 """)
             var found: [StoredDownload] = []
-            for url in Set(urls) {
-                found += try Self.downloads(from: statement, arguments: [session, url], session: nil, in: db)
+            for place in places {
+                found += try Self.downloads(
+                    from: statement, arguments: [session, place.url, place.directory], session: nil, in: db)
             }
             return found.sorted { $0.position < $1.position }
         }
@@ -221,6 +223,17 @@ final class DownloadStore: Sendable {
         } catch {
             throw StoreFailure.error(error, action, path: path)
         }
+    }
+}
+
+/// A URL and the directory it is downloaded into, as the store writes both.
+struct DownloadPlace: Hashable, Sendable {
+    var url: String
+    var directory: String
+
+    init(_ request: KeptRequest) {
+        url = request.urlText
+        directory = StoredURL.directoryText(request.directory)
     }
 }
 

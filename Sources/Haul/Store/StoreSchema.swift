@@ -38,12 +38,13 @@ enum StoreSchema {
 
     /// What retention needs to stay cheap however much the store holds: a group's downloads
     /// (a group is deleted only when none is left, and SQLite checks the foreign key on
-    /// delete), and a session's downloads by URL (a request made again finds its earlier
-    /// download in the store without loading the session). Since v3 rows are added in
+    /// delete), and a session's downloads by URL and directory (a request made again finds its
+    /// earlier download in the store without loading the session, even when the same URLs were
+    /// fetched into many other directories). Since v3 rows are added in
     /// insertion order, so a batch's entries land together in both indexes.
     private static func addRetentionIndexes(_ db: Database) throws {
         try db.create(index: "download_session_group", on: "download", columns: ["session", "groupName"])
-        try db.create(index: "download_session_url", on: "download", columns: ["session", "url"])
+        try db.create(index: "download_session_url_directory", on: "download", columns: ["session", "url", "directory"])
     }
 
     private static func createVersion1(_ db: Database) throws {

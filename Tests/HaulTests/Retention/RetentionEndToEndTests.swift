@@ -111,6 +111,28 @@ struct RetentionEndToEndTests {
         }
     }
 
+    /// The same URLs fetched into another directory are new downloads, and the earlier ones
+    /// (of another directory) are not loaded to find that out.
+    @Test func sameURLsIntoAnotherDirectoryLoadNothingEarlier() async throws {
+        try await withTestServer { server in
+            let first = try Support.temporaryDirectory()
+            let second = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            let config = configuration(keeping: 100, loadsEarlierFinished: false)
+            do {
+                let manager = try await DownloadManager.open(stateDirectory: state, configuration: config)
+                #expect(try await manager.add(requests(server, 3, in: first), toGroup: "a", continuingExisting: true).completion.succeeded)
+                await manager.shutdown()
+            }
+            let manager = try await DownloadManager.open(stateDirectory: state, configuration: config)
+            let summary = try await manager.add(requests(server, 3, in: second), toGroup: "b", continuingExisting: true).completion
+            #expect(summary.completed.count == 3)
+            #expect(await manager.downloads().count == 3)
+            await manager.shutdown()
+            #expect(Support.listing(second).count == 3)
+        }
+    }
+
     /// The outbox keeps at most `maxKeptEvents` of a session's events: the oldest go.
     @Test func outboxIsTrimmedToItsBound() async throws {
         let store = try DownloadStore.open(directory: nil)
