@@ -16,6 +16,10 @@ final class DownloadStore: Sendable {
     /// Generous, since a client may be saving a batch of 100,000 downloads.
     static let busyTimeout: TimeInterval = 30
 
+    /// How often a process that lost a race to migrate tries again (one try per migration the
+    /// winner may still be applying is more than enough).
+    static let migrationAttempts = 8
+
     /// The writer connection's page cache, in KiB.
     static let writerCacheKiB = 64 * 1024
 
@@ -86,12 +90,18 @@ final class DownloadStore: Sendable {
     /// before it takes the write lock, so a process that lost the race runs a migration again
     /// once the winner committed, and fails when it records it; its transaction rolls back
     /// and nothing is lost. What matters is whether the store is now complete: then it is used.
+    /// The winner may still be applying a later migration (each commits on its own), so the
+    /// loser tries again: it then finds more applied, and waits for the winner's lock.
     private static func migrate(_ writer: any DatabaseWriter) throws {
         let migrator = StoreSchema.migrator
-        do {
-            try migrator.migrate(writer)
-        } catch {
-            guard try writer.read({ try migrator.hasCompletedMigrations($0) }) else { throw error }
+        for attempt in 1...migrationAttempts {
+            do {
+                try migrator.migrate(writer)
+                break
+            } catch {
+                if try writer.read({ try migrator.hasCompletedMigrations($0) }) { break }
+                if attempt == migrationAttempts { throw error }
+            }
         }
         if try writer.read({ try migrator.hasBeenSuperseded($0) }) {
             throw HaulError(.fileSystem, "\(writer.path) was written by a newer version of Haul; refusing to use it")
