@@ -72,10 +72,10 @@ struct DownloadStateMachineTests {
         #expect(canceled.cancel() == .cancelRetryAndDiscard)
     }
 
-    /// Queued downloads pause and cancel at once, without a transfer to stop.
+    /// Queued downloads pause and cancel at once, without a transfer to stop (leaving the queue).
     @Test func queuedPauseAndCancel() {
         var machine = DownloadStateMachine()
-        #expect(machine.pause() == .reportPaused)
+        #expect(machine.pause() == .leaveQueue(then: .reportPaused))
         #expect(machine.cancel() == .discardAndReportCanceled)
     }
 
@@ -182,5 +182,84 @@ struct RestartTransferTests {
                 continue
             }
         }
+    }
+
+    // MARK: Slots
+
+    /// Verified bytes hand the slot over once; a placed file then completes without taking it back.
+    @Test func placementHandsTheSlotOverAndCompletes() {
+        var machine = DownloadStateMachine()
+        _ = machine.slotGranted()
+        #expect(machine.placementStarted() == .handOverSlot)
+        #expect(machine.slotHandedOver)
+        #expect(machine.placementStarted() == .none)
+        #expect(machine.publicState == .running)
+        #expect(machine.transferEnded(.succeeded) == .reportCompleted)
+        #expect(!machine.slotHandedOver)
+    }
+
+    /// Placing fails after the hand-over: the slot is taken back, then the retry is scheduled
+    /// in it; the next attempt starts with no hand-over pending.
+    @Test func placementFailureReclaimsTheSlotBeforeRetrying() {
+        var machine = DownloadStateMachine()
+        _ = machine.slotGranted()
+        _ = machine.placementStarted()
+        let error = HaulError(.fileSystem, "rename failed")
+        #expect(machine.transferEnded(.failed(error, retryDelay: .seconds(1)))
+            == .reclaimSlot(then: .scheduleRetry(attempt: 2, delay: .seconds(1))))
+        #expect(machine.holdsSlot)
+        #expect(machine.retryTimerFired() == .startTransfer(attempt: 2))
+        #expect(machine.transferEnded(.failed(error, retryDelay: nil)) == .reportFailed(error))
+    }
+
+    /// A final placement failure, or a pause during placement, takes the slot back before the
+    /// action that releases it; a restart takes it back to run again in it.
+    @Test func everyUnsuccessfulEndAfterHandOverReclaims() {
+        let error = HaulError(.fileSystem, "rename failed")
+        var failing = DownloadStateMachine()
+        _ = failing.slotGranted()
+        _ = failing.placementStarted()
+        #expect(failing.transferEnded(.failed(error, retryDelay: nil)) == .reclaimSlot(then: .reportFailed(error)))
+
+        var paused = DownloadStateMachine()
+        _ = paused.slotGranted()
+        _ = paused.placementStarted()
+        #expect(paused.pause() == .stopTransfer)
+        #expect(paused.transferEnded(.stopped) == .reclaimSlot(then: .reportPaused))
+
+        var restarted = DownloadStateMachine()
+        _ = restarted.slotGranted()
+        _ = restarted.placementStarted()
+        #expect(restarted.restart() == .stopTransfer)
+        #expect(restarted.transferEnded(.stopped) == .reclaimSlot(then: .restartTransfer(attempt: 1)))
+
+        var blocked = DownloadStateMachine()
+        _ = blocked.slotGranted()
+        _ = blocked.placementStarted()
+        let full = HaulError(.diskFull, "full")
+        #expect(blocked.transferEnded(.blocked(full)) == .reclaimSlot(then: .reportPausedBecause(full)))
+    }
+
+    /// A queued download paused or canceled leaves the scheduler's queue first.
+    @Test func queuedDownloadsLeaveTheQueue() {
+        var paused = DownloadStateMachine()
+        #expect(paused.pause() == .leaveQueue(then: .reportPaused))
+        #expect(paused.publicState == .paused)
+        var canceled = DownloadStateMachine()
+        #expect(canceled.cancel() == .leaveQueue(then: .discardAndReportCanceled))
+        #expect(canceled.publicState == .canceled)
+        // Paused already: nothing is queued, nothing to leave.
+        #expect(paused.cancel() == .discardAndReportCanceled)
+    }
+
+    /// Created paused, or found placed at recovery: states reached through the machine too.
+    @Test func heldBackAndFoundPlaced() {
+        var held = DownloadStateMachine()
+        held.heldBack()
+        #expect(held.publicState == .paused)
+        #expect(held.resume() == .reportRequeued)
+        var placed = DownloadStateMachine(state: .queued)
+        placed.foundPlaced()
+        #expect(placed.publicState == .completed)
     }
 }

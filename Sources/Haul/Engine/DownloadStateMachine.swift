@@ -61,6 +61,14 @@ struct DownloadStateMachine: Sendable {
         case restartTransfer(attempt: Int)
         /// The caller's request does not fit the current state.
         case rejected(HaulError)
+        /// The download's bytes are verified and only its placement is left, which needs no
+        /// connection: its slot goes to the next download now (it still counts as running).
+        case handOverSlot
+        /// Take back the slot handed over at placement (placing did not complete), then
+        /// carry out the action.
+        indirect case reclaimSlot(then: Action)
+        /// Take the download out of the scheduler's queue, then carry out the action.
+        indirect case leaveQueue(then: Action)
     }
 
     /// How a transfer task ended.
@@ -75,6 +83,9 @@ struct DownloadStateMachine: Sendable {
     }
 
     private(set) var state: State = .queued
+    /// The running transfer's bytes are verified and its slot was handed over
+    /// (`placementStarted`); reset when the transfer ends.
+    private(set) var slotHandedOver = false
 
     init() {}
 
@@ -118,8 +129,29 @@ struct DownloadStateMachine: Sendable {
         return .startTransfer(attempt: attempt)
     }
 
-    /// The transfer task ended.
+    /// The transfer's bytes are all here and verified; placing the file is what is left.
+    mutating func placementStarted() -> Action {
+        switch state {
+        case .running, .stopping:
+            guard !slotHandedOver else { return .none }
+            slotHandedOver = true
+            return .handOverSlot
+        default:
+            preconditionFailure("placement started in state \(state)")
+        }
+    }
+
+    /// The transfer task ended. A transfer that handed its slot over and then did not
+    /// complete (placing failed, or it was stopped) takes the slot back first: it is one of
+    /// the running downloads again until the action below releases it or it runs again.
     mutating func transferEnded(_ outcome: TransferOutcome) -> Action {
+        let handedOver = slotHandedOver
+        slotHandedOver = false
+        let action = transition(after: outcome)
+        return handedOver && outcome != .succeeded ? .reclaimSlot(then: action) : action
+    }
+
+    private mutating func transition(after outcome: TransferOutcome) -> Action {
         switch (state, outcome) {
         case (.running, .succeeded), (.stopping, .succeeded):
             // A transfer that finished just as it was asked to stop still produced a verified,
@@ -153,6 +185,22 @@ struct DownloadStateMachine: Sendable {
         }
     }
 
+    // MARK: Creation and recovery
+
+    /// A download added paused, or found queued by a process that does not continue
+    /// interrupted downloads: it waits, paused, before it was ever queued.
+    mutating func heldBack() {
+        guard case .queued = state else { preconditionFailure("held back in state \(state)") }
+        state = .paused
+    }
+
+    /// Recovery found the download's file placed (the process died between the rename and
+    /// recording it): it is completed.
+    mutating func foundPlaced() {
+        guard !publicState.isTerminal, !holdsSlot else { preconditionFailure("found placed in state \(state)") }
+        state = .completed
+    }
+
     // MARK: Caller requests
 
     /// Stop, keeping bytes and resume state.
@@ -160,7 +208,7 @@ struct DownloadStateMachine: Sendable {
         switch state {
         case .queued:
             state = .paused
-            return .reportPaused
+            return .leaveQueue(then: .reportPaused)
         case .running, .stopping(.restart):
             // A restart under way becomes a pause; the caller waits for the same transfer's end.
             state = .stopping(.pause)
@@ -219,7 +267,10 @@ struct DownloadStateMachine: Sendable {
     /// Stop for good and delete the part file.
     mutating func cancel() -> Action {
         switch state {
-        case .queued, .paused, .failed:
+        case .queued:
+            state = .canceled
+            return .leaveQueue(then: .discardAndReportCanceled)
+        case .paused, .failed:
             state = .canceled
             return .discardAndReportCanceled
         case .running, .stopping(.pause), .stopping(.restart):

@@ -14,13 +14,25 @@ extension DownloadManager {
 
     func perform(_ action: DownloadStateMachine.Action, for id: DownloadID) {
         switch action {
-        // Starting is not worth a write: recovery treats running and queued alike.
-        case .none, .rejected, .stopTransfer, .startTransfer: break
+        // Starting is not worth a write: recovery treats running and queued alike. Slot
+        // moves are not stored at all; a wrapped action decides for itself.
+        case .none, .rejected, .stopTransfer, .startTransfer, .handOverSlot, .reclaimSlot, .leaveQueue: break
         default: markDirty(id)
         }
         switch action {
         case .none, .rejected:
             break
+        case .handOverSlot:
+            scheduler.handOver(id)
+            admitQueued()
+        case .reclaimSlot(let next):
+            if let host = records[id]?.host { scheduler.reclaim(id, host: host) }
+            perform(next, for: id)
+            return
+        case .leaveQueue(let next):
+            scheduler.dequeue(id)
+            perform(next, for: id)
+            return
         case .startTransfer(let attempt):
             startTransfer(id, attempt: attempt)
         case .stopTransfer:
@@ -165,9 +177,6 @@ extension DownloadManager {
             case .stopped:
                 outcome = .stopped
             }
-            // A download that handed its slot over once its bytes were verified and then did not
-            // complete (placing failed, or it was stopped) is one of the running ones again.
-            if outcome != .succeeded { scheduler.reclaim(id, host: record.host) }
             return record.machine.transferEnded(outcome)
         }
         guard let action = ended else { return }
@@ -192,6 +201,8 @@ extension DownloadManager {
         perform(action, for: id)
     }
 
+    /// Gives the download's slot back, if it holds one (a queued download paused or canceled
+    /// holds none).
     private func releaseSlot(_ id: DownloadID) {
         guard scheduler.isAdmitted(id) else { return }
         scheduler.finished(id)

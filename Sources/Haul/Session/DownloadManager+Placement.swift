@@ -47,9 +47,7 @@ extension DownloadManager {
 
     /// The download's bytes are verified: its slot goes to the next queued download now.
     private func handOverSlot(_ id: DownloadID) {
-        guard scheduler.runningHosts[id] != nil else { return }
-        scheduler.handOver(id)
-        admitQueued()
+        guard let action = records.update(id, { $0.machine.placementStarted() }) else { return }
+        perform(action, for: id)
     }
 }
-

@@ -22,9 +22,8 @@ extension DownloadManager {
         for row in rows {
             lastPosition = max(lastPosition, row.position)
             var record = loadedRecord(row)
-            record.machine = DownloadStateMachine(state: Self.machineState(row))
             if !continueInterrupted, record.machine.state == .queued {
-                record.machine = DownloadStateMachine(state: .paused)
+                record.machine.heldBack()
             }
             var reconciled = false
             if !row.state.isTerminal { reconciled = reconcile(&record) }
@@ -135,7 +134,7 @@ extension DownloadManager {
             record.details.durable.fileSize = placed.size
             record.details.durable.fileModified = Date(timeIntervalSince1970: placed.modified)
             record.details.durable.expectedLength = intent.length
-            record.machine = DownloadStateMachine(state: .completed)
+            record.machine.foundPlaced()
             return true
         }
         if durable.placement != nil { record.details.durable.placement = nil }

@@ -72,7 +72,7 @@ extension DownloadManager {
         try Self.validate(request)
         guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
         let id = insert(request.normalized, group: nil)
-        if paused { records[id]?.machine = DownloadStateMachine(state: .paused) }
+        if paused { records[id]?.machine.heldBack() }
         do {
             try await store.save(records[id].map { [storedDownload($0)] } ?? [])
         } catch {
@@ -156,11 +156,9 @@ extension DownloadManager {
         for wanted in [DownloadState.queued, .running] {
             for id in order where records[id]?.machine.publicState == wanted {
                 guard var record = records[id] else { continue }
-                let wasQueued = record.machine.state == .queued
                 let action = record.machine.pause()
                 records[id] = record
                 if case .rejected = action { continue }
-                if wasQueued { scheduler.dequeue(id) }
                 perform(action, for: id)
                 if case .stopTransfer = action { stopping.append(id) }
             }

@@ -271,11 +271,9 @@ public actor DownloadManager {
 
     func request(_ id: DownloadID, _ event: (inout DownloadStateMachine) -> DownloadStateMachine.Action) async throws(HaulError) {
         guard var record = records[id] else { throw unknown(id) }
-        let wasQueued = record.machine.state == .queued
         let action = event(&record.machine)
         records[id] = record
         if case .rejected(let error) = action { throw error }
-        if wasQueued, record.machine.state != .queued { scheduler.dequeue(id) }
         perform(action, for: id)
         if case .stopTransfer = action { await waitUntilStopped(id) }
     }
