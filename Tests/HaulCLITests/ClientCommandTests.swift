@@ -95,8 +95,9 @@ import Glibc
     @Test func severalDownloadsAndAll() async throws {
         try await withTestServer { server in
             try await withClientDaemon { daemon in
+                // 10 s each: on a loaded machine, all three must still be running when paused.
                 let urls = (1...3).map { n in
-                    server.url("/file/many-\(n).bin", ["size": "600000", "seed": "\(n)", "rate": "200000"])
+                    server.url("/file/many-\(n).bin", ["size": "600000", "seed": "\(n)", "rate": "60000"])
                 }
                 let added = try await daemon.haul(["add", "--pause"] + urls)
                 #expect(added.status == 0, "stderr: \(added.stderr)")

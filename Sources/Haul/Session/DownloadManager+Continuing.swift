@@ -19,6 +19,7 @@ extension DownloadManager {
         createGroupIfNeeded(name)
         var directories = DirectoryCache()
         let normalized = requests.map { directories.normalized($0) }
+        records.reserveCapacity(normalized.count)
         try await loadEarlierFinished(matching: normalized)
         var latest: [RequestIdentity: DownloadID] = [:]
         var spent: [RequestIdentity: [DownloadID]] = [:]

@@ -24,8 +24,9 @@ extension DownloadManager {
     /// From this many new downloads at once, memory is handed back after the write.
     static let bulkWriteRows = 1_000
 
-    /// Writes new downloads in one transaction, then queues them for the scheduler.
-    func persistNew(_ ids: [DownloadID]) async throws(HaulError) {
+    /// Writes new downloads in one transaction, then queues them for the scheduler (a single
+    /// one at `queueIndex` of the queue, when given) or, held back, reports them paused.
+    func persistNew(_ ids: [DownloadID], queueIndex: Int? = nil) async throws(HaulError) {
         var rows = ids.compactMap { records[$0].map(storedDownload) }
         do {
             try await store.save(rows)
@@ -38,8 +39,13 @@ extension DownloadManager {
         if ids.count >= Self.bulkWriteRows { await store.releaseMemory() }
         for id in ids {
             guard let record = records[id] else { continue }
-            enqueueForScheduling(record)
             hub.emit(.queued(id))
+            if record.machine.state == .paused {
+                hub.emit(.paused(id, reason: nil))
+                continue
+            }
+            enqueueForScheduling(record)
+            if let queueIndex { _ = try? moveInQueue(id, toIndex: queueIndex) }
         }
         admitQueued()
     }

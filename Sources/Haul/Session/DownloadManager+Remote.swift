@@ -69,26 +69,7 @@ extension DownloadManager {
     /// index of `queuedInStartOrder()` (clamped) before any slot is handed out.
     @discardableResult
     public func add(_ request: DownloadRequest, queueIndex: Int?, paused: Bool) async throws(HaulError) -> DownloadID {
-        try Self.validate(request)
-        guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
-        let id = insert(request.normalized, group: nil)
-        if paused { records[id]?.machine.heldBack() }
-        do {
-            try await store.save(records[id].map { [storedDownload($0)] } ?? [])
-        } catch {
-            forget(id)
-            throw error
-        }
-        guard let record = records[id] else { return id }
-        hub.emit(.queued(id))
-        if paused {
-            hub.emit(.paused(id, reason: nil))
-            return id
-        }
-        enqueueForScheduling(record)
-        if let queueIndex { _ = try? moveInQueue(id, toIndex: queueIndex) }
-        admitQueued()
-        return id
+        try await addNew([request], group: nil, paused: paused, queueIndex: queueIndex)[0]
     }
 
     // MARK: The queue and its limit

@@ -119,11 +119,7 @@ public actor DownloadManager {
     /// or a destination directory that is missing or not writable; nothing is queued then.
     @discardableResult
     public func add(_ request: DownloadRequest) async throws(HaulError) -> DownloadID {
-        try Self.validate(request)
-        guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
-        let id = insert(request.normalized, group: nil)
-        try await persistNew([id])
-        return id
+        try await addNew([request], group: nil)[0]
     }
 
     /// Validates every request first, then queues them all as one group (or none, if any is
@@ -139,16 +135,23 @@ public actor DownloadManager {
     /// (a remote client adding to a large group needs them, not the whole group's list).
     @discardableResult
     public func addMembers(_ requests: [DownloadRequest], toGroup name: String) async throws(HaulError) -> [DownloadID] {
+        try await addNew(requests, group: name)
+    }
+
+    /// The one way new downloads come in, whichever public `add` was called: every request is
+    /// validated first (all or none are added), each gets its record and part key, then all
+    /// are written to the store in one transaction, and only then queued (or held back
+    /// paused) and announced (`persistNew`).
+    func addNew(_ requests: [DownloadRequest], group: String?, paused: Bool = false, queueIndex: Int? = nil) async throws(HaulError) -> [DownloadID] {
         try Self.validate(requests)
         guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
-        createGroupIfNeeded(name)
+        if let group { createGroupIfNeeded(group) }
         var directories = DirectoryCache()
-        records.reserveCapacity(requests.count)
-        if order.count + requests.count > order.capacity {
-            order.reserveCapacity(max(order.count + requests.count, order.capacity * 2))
+        let ids = insert(requests.map { directories.normalized($0) }, group: group)
+        if paused {
+            for id in ids { records[id]?.machine.heldBack() }
         }
-        let ids = requests.map { insert(directories.normalized($0), group: name) }
-        try await persistNew(ids)
+        try await persistNew(ids, queueIndex: queueIndex)
         return ids
     }
 
@@ -168,6 +171,15 @@ public actor DownloadManager {
     /// The group with this name, if one was added.
     public func group(named name: String) -> DownloadGroup? {
         groups[name] == nil ? nil : DownloadGroup(name: name, manager: self)
+    }
+
+    /// Creates the records of normalized requests, with room made once for the batch.
+    func insert(_ requests: [DownloadRequest], group: String?) -> [DownloadID] {
+        records.reserveCapacity(requests.count)
+        if order.count + requests.count > order.capacity {
+            order.reserveCapacity(max(order.count + requests.count, order.capacity * 2))
+        }
+        return requests.map { insert($0, group: group) }
     }
 
     /// Creates the record; `persistNew` queues it once it is stored, so that no transfer can
