@@ -51,3 +51,50 @@ struct PartKeyOwnershipTests {
         #expect(keys.owns(shared, id: first))
     }
 }
+
+/// Group membership and completion counts, without a manager.
+@Suite("Group book")
+struct GroupBookTests {
+    func id(_ value: UInt64) -> DownloadID { DownloadID(rawValue: value) }
+
+    /// Groups get ordinals in creation order; a group completes when its last unfinished
+    /// member finishes, and reopens when a member runs again.
+    @Test func completionFollowsTheUnfinishedCount() {
+        var book = GroupBook()
+        book.create("a")
+        book.add(id(1), to: "b")
+        book.add(id(2), to: "b")
+        book.add(id(3), to: "b", finished: true)
+        #expect(book["a"]?.ordinal == 0)
+        #expect(book["b"]?.ordinal == 1)
+        #expect(book["b"]?.members == [id(1), id(2), id(3)])
+        let first = book.memberFinished(in: "b")
+        #expect(first == nil)
+        let last = book.memberFinished(in: "b")
+        #expect(last?.isEmpty == true)
+        book.memberReopened(in: "b")
+        #expect(book["b"]?.unfinished == 1)
+    }
+
+    /// Moving a member keeps both counts right; removing one deletes its group only when
+    /// asked and the group is empty.
+    @Test func moveAndRemove() {
+        var book = GroupBook()
+        book.add(id(1), to: "old")
+        book.add(id(2), to: "old", finished: true)
+        book.move(id(1), from: "old", to: "new", finished: false)
+        #expect(book["old"]?.members == [id(2)])
+        #expect(book["old"]?.unfinished == 0)
+        #expect(book["new"]?.unfinished == 1)
+        let kept = book.remove([id(2)], from: "old", unfinished: 0)
+        #expect(!kept)
+        #expect(book["old"] != nil)
+        book.add(id(3), to: "old", finished: true)
+        let deleted = book.remove([id(3)], from: "old", unfinished: 0, deletingIfEmpty: true)
+        #expect(deleted)
+        #expect(book["old"] == nil)
+        // A group created later still gets a new ordinal.
+        book.create("later")
+        #expect(book["later"]?.ordinal == 2)
+    }
+}

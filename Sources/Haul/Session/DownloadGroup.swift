@@ -48,17 +48,13 @@ struct GroupRecord: Sendable {
         self.ordinal = ordinal
     }
 
-    mutating func memberAdded(_ id: DownloadID) {
-        members.append(id)
-        unfinished += 1
-    }
 }
 
 extension DownloadManager {
     func groupCompletion(_ name: String) async -> GroupSummary {
         guard let group = groups[name], group.unfinished > 0, !isShutDown else { return summary(of: name) }
         return await withCheckedContinuation { continuation in
-            groups[name]?.waiters.append(continuation)
+            groups.wait(for: name, continuation)
         }
     }
 
@@ -71,12 +67,7 @@ extension DownloadManager {
     }
 
     func groupMemberFinished(_ id: DownloadID) {
-        guard let name = groupOf(id), var group = groups[name] else { return }
-        group.unfinished -= 1
-        let waiters = group.unfinished == 0 ? group.waiters : []
-        if group.unfinished == 0 { group.waiters = [] }
-        groups[name] = group
-        guard group.unfinished == 0 else { return }
+        guard let name = groupOf(id), let waiters = groups.memberFinished(in: name) else { return }
         let summary = summary(of: name)
         hub.emit(.groupCompleted(summary))
         for waiter in waiters { waiter.resume(returning: summary) }
@@ -85,9 +76,7 @@ extension DownloadManager {
 
     /// At shutdown nothing will finish any more: answer everyone still waiting.
     func releaseAllWaiters() {
-        for name in groups.keys.sorted() {
-            guard let waiters = groups[name]?.waiters, !waiters.isEmpty else { continue }
-            groups[name]?.waiters = []
+        for (name, waiters) in groups.takeAllWaiters() {
             let summary = summary(of: name)
             for waiter in waiters { waiter.resume(returning: summary) }
         }
@@ -100,7 +89,7 @@ extension DownloadManager {
 
     func groupMemberReopened(_ id: DownloadID) {
         guard let name = groupOf(id) else { return }
-        groups[name]?.unfinished += 1
+        groups.memberReopened(in: name)
     }
 
     func summary(of name: String) -> GroupSummary {

@@ -107,12 +107,7 @@ extension DownloadManager {
     /// Moves a download into another group, keeping both groups' counts right.
     private func move(_ id: DownloadID, toGroup name: String) {
         guard let record = records[id], record.group != name else { return }
-        if let old = record.group {
-            groups[old]?.members.removeAll { $0 == id }
-            if !record.isFinished { groups[old]?.unfinished -= 1 }
-        }
-        groups[name]?.members.append(id)
-        if !record.isFinished { groups[name]?.unfinished += 1 }
+        groups.move(id, from: record.group, to: name, finished: record.isFinished)
         records[id]?.group = name
         markWholeRowDirty(id)
     }

@@ -191,8 +191,7 @@ extension DownloadManager {
         compactOrderIfWorthIt()
         releasePartKey(of: record)
         if let group = record.group {
-            groups[group]?.members.removeAll { $0 == id }
-            if !record.isFinished { groups[group]?.unfinished -= 1 }
+            groups.remove([id], from: group, unfinished: record.isFinished ? 0 : 1)
         }
     }
 }

@@ -94,11 +94,7 @@ extension DownloadManager {
         records[id] = record
         order.append(id)
         if unfinished { partKeys.hold(record.partKey, by: id) }
-        if let group = record.group {
-            createGroupIfNeeded(group)
-            groups[group]!.members.append(id)
-            if unfinished { groups[group]!.unfinished += 1 }
-        }
+        if let group = record.group { groups.add(id, to: group, finished: !unfinished) }
     }
 
     /// Emits what the dead process could not: the completions, and the completion of each

@@ -31,12 +31,9 @@ extension DownloadManager {
         }
         if !touchedGroups.isEmpty {
             let gone = Set(ids)
-            for name in touchedGroups {
-                groups[name]?.members.removeAll { gone.contains($0) }
-                if let group = groups[name], group.members.isEmpty, group.waiters.isEmpty {
-                    groups[name] = nil
-                    writes.groupForgotten(name)
-                }
+            // Only finished members are forgotten: the unfinished counts stay as they are.
+            for name in touchedGroups where groups.remove(gone, from: name, unfinished: 0, deletingIfEmpty: true) {
+                writes.groupForgotten(name)
             }
         }
         compactOrderIfWorthIt()

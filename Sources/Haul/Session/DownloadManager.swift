@@ -47,9 +47,7 @@ public actor DownloadManager {
     var order: [DownloadID] = []
     /// IDs in `order` whose download was forgotten since it was last compacted.
     var droppedFromOrder = 0
-    var groups: [String: GroupRecord] = [:]
-    /// Ordinals given to groups so far (sequential scheduling runs groups in this order).
-    var groupsCreated: Int32 = 0
+    var groups = GroupBook()
     /// Finished downloads that may be forgotten, and when (`Configuration.retention`).
     var retention: RetentionQueue
     /// Finished downloads of earlier processes stay in the store, not loaded
@@ -156,9 +154,7 @@ public actor DownloadManager {
     }
 
     func createGroupIfNeeded(_ name: String) {
-        guard groups[name] == nil else { return }
-        groups[name] = GroupRecord(name: name, ordinal: groupsCreated)
-        groupsCreated += 1
+        groups.create(name)
     }
 
     /// Where the scheduler queues a download: its host, priority and group's place.
@@ -194,7 +190,7 @@ public actor DownloadManager {
             id: id, request: request, group: group, partKey: key, host: internedHost(of: request.url),
             position: lastPosition, createdAt: Date())
         order.append(id)
-        if let group { groups[group]!.memberAdded(id) }
+        if let group { groups.add(id, to: group) }
         return id
     }
 

@@ -1,0 +1,76 @@
+/// The manager's groups: their members and how many of them are unfinished, in one value type
+/// whose methods are the only way those counters change, so that the count a group's
+/// completion depends on cannot drift between the places that add, finish, reopen, move and
+/// forget downloads.
+struct GroupBook {
+    private var groups: [String: GroupRecord] = [:]
+    /// Ordinals given so far (sequential scheduling runs groups in creation order).
+    private var created: Int32 = 0
+
+    subscript(name: String) -> GroupRecord? { groups[name] }
+
+    var names: Dictionary<String, GroupRecord>.Keys { groups.keys }
+
+    /// Creates the group unless it exists.
+    mutating func create(_ name: String) {
+        guard groups[name] == nil else { return }
+        groups[name] = GroupRecord(name: name, ordinal: created)
+        created += 1
+    }
+
+    /// A member joins (created with the group if needed), counted unfinished unless it is not.
+    mutating func add(_ id: DownloadID, to name: String, finished: Bool = false) {
+        create(name)
+        groups[name]!.members.append(id)
+        if !finished { groups[name]!.unfinished += 1 }
+    }
+
+    /// A member reached a terminal state. Returns the group's waiters when this completed it
+    /// (an empty list when nobody waits), nil while members are unfinished.
+    mutating func memberFinished(in name: String) -> [CheckedContinuation<GroupSummary, Never>]? {
+        guard groups[name] != nil else { return nil }
+        groups[name]!.unfinished -= 1
+        guard groups[name]!.unfinished == 0 else { return nil }
+        defer { groups[name]!.waiters = [] }
+        return groups[name]!.waiters
+    }
+
+    /// A finished member runs again.
+    mutating func memberReopened(in name: String) {
+        groups[name]?.unfinished += 1
+    }
+
+    /// A member moves to another group (a request made again in a new group).
+    mutating func move(_ id: DownloadID, from old: String?, to name: String, finished: Bool) {
+        if let old { remove([id], from: old, unfinished: finished ? 0 : 1) }
+        add(id, to: name, finished: finished)
+    }
+
+    /// Members leave the group (removed, moved, or forgotten by retention); `unfinished` of
+    /// them had not finished. With `deletingIfEmpty`, a group left empty with nobody waiting
+    /// is deleted, and true is returned.
+    @discardableResult
+    mutating func remove(_ ids: Set<DownloadID>, from name: String, unfinished: Int, deletingIfEmpty: Bool = false) -> Bool {
+        guard groups[name] != nil else { return false }
+        groups[name]!.members.removeAll { ids.contains($0) }
+        groups[name]!.unfinished -= unfinished
+        guard deletingIfEmpty, groups[name]!.members.isEmpty, groups[name]!.waiters.isEmpty else { return false }
+        groups[name] = nil
+        return true
+    }
+
+    /// Someone waits for the group's completion.
+    mutating func wait(for name: String, _ waiter: CheckedContinuation<GroupSummary, Never>) {
+        groups[name]?.waiters.append(waiter)
+    }
+
+    /// Every waiter of every group, taken out (at shutdown), by group name.
+    mutating func takeAllWaiters() -> [(name: String, waiters: [CheckedContinuation<GroupSummary, Never>])] {
+        var taken: [(name: String, waiters: [CheckedContinuation<GroupSummary, Never>])] = []
+        for name in groups.keys.sorted() where !(groups[name]?.waiters.isEmpty ?? true) {
+            taken.append((name, groups[name]!.waiters))
+            groups[name]!.waiters = []
+        }
+        return taken
+    }
+}
