@@ -69,6 +69,7 @@ timed_bench_setup() {
 # Builds haul in release mode and sets $haul to it.
 build_haul() {
     export PATH="/opt/swift/usr/bin:$PATH"
+    if [ -n "${HAUL_BINARY:-}" ]; then haul=$HAUL_BINARY; return; fi
     local root
     root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
     (cd "$root" && swift build -c release --product haul >/dev/null)

@@ -6,12 +6,17 @@
 #   (b) 5,000 × 16 KiB at concurrency 16     haul get -j 16 | curl --parallel --parallel-max 16 | aria2c -j 16
 #   (c) 256 MiB, 8 MiB/s per connection      haul get -s 8 -x 8 | aria2c -x 8 -s 8 | curl (one connection)
 #   (d) 100,000 queued downloads in the daemon: enqueue time and resident memory
-# Usage: bench/compare.sh [WORKDIR]     env: RUNS (default 3), JOBS (default "a b c d")
+#   (e) (b) again, haul get only, with 100,000 finished downloads already in its store
+#       (20 earlier runs of the same list into other directories), beside (b) on a fresh store
+#   (f) a daemon that has completed 100,000 aria2 downloads: store size, memory, and the
+#       time to answer tellStopped(0, 1000)
+# Usage: bench/compare.sh [WORKDIR]     env: RUNS (default 3), JOBS (default "a b c d e f"),
+#        HAUL_BINARY (a release haul to use instead of building one)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
 timed_bench_setup "${1:-}"
-jobs=${JOBS:-"a b c d"}
+jobs=${JOBS:-"a b c d e f"}
 build_haul
 
 mkdir -p "$work/corpus/small" "$work/corpus/throttled"
@@ -58,11 +63,13 @@ measure() {
     local out="$target/$job-$tool" samples=()
     for run in $(seq 1 "$runs"); do
         rm -rf "$work/state"
+        # (e) starts every run from the same store with history (copied outside the timing).
+        [ "$job" = e ] && cp -a "$work/history-state" "$work/state"
         # (b)'s runs each write to a new directory, and none is deleted until every tool has
         # run: ext4 without a journal (as on this machine) skips inodes deleted in the last
         # minutes when it allocates new ones, so creating 5,000 files right after deleting
         # 5,000 costs seconds of system time, whichever tool does it (seen with curl too).
-        [ "$job" = b ] && out="$target/$job-$tool-$run"
+        [ "$job" = b ] || [ "$job" = e ] && out="$target/$job-$tool-$run"
         samples+=("$(time_run "$out" "$@")")
         verify "$job" "$out"
     done
@@ -79,12 +86,24 @@ measure() {
 verify() {
     case $1 in
         a) cmp -s "$work/corpus/big.bin" "$(find "$2" -name 'big.bin*' -type f | head -1)" || { echo "(a) output differs in $2" >&2; exit 1; } ;;
-        b) [ "$(find "$2" -type f -name 'f*.bin' | wc -l)" = 5000 ] || { echo "(b) expected 5000 files in $2" >&2; exit 1; }
+        b|e) [ "$(find "$2" -type f -name 'f*.bin' | wc -l)" = 5000 ] || { echo "(b) expected 5000 files in $2" >&2; exit 1; }
            (cd "$2" && sha256sum -- f*.bin) | cmp -s - "$work/expected-small" || { echo "(b) files differ in $2" >&2; exit 1; } ;;
         c) cmp -s "$work/corpus/throttled/mid.bin" "$(find "$2" -name 'mid.bin*' -type f | head -1)" || { echo "(c) output differs in $2" >&2; exit 1; } ;;
     esac
 }
 (cd "$work/corpus/small" && sha256sum -- f*.bin) > "$work/expected-small"
+
+if [[ " $jobs " == *" e "* ]]; then
+    # 20 runs of the same list into other directories: 100,000 finished downloads in haul
+    # get's session, as after a few weeks of use (its retention keeps 100,000).
+    echo "seeding (e)'s store with 100,000 finished downloads…" >&2
+    rm -rf "$work/history-state" "$work/history-out"
+    for n in $(seq 1 20); do
+        mkdir -p "$work/history-out/$n"
+        "$haul" get -q -j 16 --state-dir "$work/history-state" -d "$work/history-out/$n" -i "$work/list"
+    done
+    rm -rf "$work/history-out"
+fi
 
 echo "| job | output | tool | wall s | CPU s | peak MiB |"
 echo "|---|---|---|---|---|---|"
@@ -100,13 +119,15 @@ for where in tmpfs disk; do
             measure b haul "$target" "$haul" get -q -j 16 --state-dir "$work/state" -d . -i "$work/list"
             measure b curl "$target" curl -s --parallel --parallel-max 16 --remote-name-all -K "$work/curl-config"
             measure b aria2c "$target" aria2c -q -j 16 --allow-overwrite=true --file-allocation=none -d . -i "$work/list" ;;
+        e)
+            measure e haul "$target" "$haul" get -q -j 16 --state-dir "$work/state" -d . -i "$work/list" ;;
         c)
             measure c haul "$target" "$haul" get -q -s 8 -x 8 --min-split-size 1M --state-dir "$work/state" -d . "$base/throttled/mid.bin"
             measure c aria2c "$target" aria2c -q -x 8 -s 8 --min-split-size=1M --allow-overwrite=true --file-allocation=none -d . "$base/throttled/mid.bin"
             measure c curl "$target" curl -s -o mid.bin "$base/throttled/mid.bin" ;;
         esac
     done
-    if [ "$where" = tmpfs ]; then rm -rf "$target"; else rm -rf "$target"/b-*; fi
+    if [ "$where" = tmpfs ]; then rm -rf "$target"; else rm -rf "$target"/b-* "$target"/e-*; fi
 done
 
 echo
@@ -114,8 +135,21 @@ echo "Ratios (Haul's median wall time ÷ the peer's; below 1 means Haul is faste
 for key in "${!WALL[@]}"; do
     IFS=/ read -r job where tool <<<"$key"
     [ "$tool" = haul ] && continue
+    [ "$job" = e ] && continue
     printf "  (%s) %-5s haul/%s = %.2f\n" "$job" "$where" "$tool" "$(awk -v h="${WALL[$job/$where/haul]}" -v p="${WALL[$key]}" "BEGIN { print h / p }")"
 done | sort
+
+for where in tmpfs disk; do
+    [ -n "${WALL[e/$where/haul]:-}" ] && [ -n "${WALL[b/$where/haul]:-}" ] || continue
+    printf "  (e) %-5s haul with 100,000 records / haul on a fresh store = %.2f\n" "$where" \
+        "$(awk -v e="${WALL[e/$where/haul]}" -v b="${WALL[b/$where/haul]}" "BEGIN { print e / b }")"
+done
+
+if [[ " $jobs " == *" f "* ]]; then
+    echo
+    echo "(f) a daemon that has completed 100,000 aria2 downloads:"
+    HISTORY_DIR="$work" python3 "$here/daemon_history.py" "$haul" "$work/list" 100000
+fi
 
 if [[ " $jobs " == *" d "* ]]; then
     echo
