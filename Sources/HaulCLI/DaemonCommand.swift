@@ -78,6 +78,11 @@ struct DaemonCommand: AsyncParsableCommand {
         valueName: "dir"))
     var downloadDirectory: String?
 
+    @Option(name: .customLong("allow-dir"), help: ArgumentHelp(
+        "Another directory that haul.* calls over TCP may download into (repeatable). Over TCP they may use only --dir and these; over the unix socket, any directory.",
+        valueName: "dir"))
+    var allowedDirectories: [String] = []
+
     @OptionGroup(title: "Transfers")
     var transfers: TransferOptions
 
@@ -108,6 +113,7 @@ struct DaemonCommand: AsyncParsableCommand {
         DaemonAssembly.prepareProcess()
         let options = DaemonAssembly.Options(
             downloadDirectory: URL(fileURLWithPath: downloadDirectory ?? FileManager.default.currentDirectoryPath),
+            allowedDirectories: allowedDirectories.map { URL(fileURLWithPath: $0) },
             transfers: transfers.daemonTransfers)
         let daemon = Daemon(configuration: daemonConfiguration, logger: logger) { context in
             try await DaemonAssembly.compose(context, options: options)
