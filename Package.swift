@@ -92,6 +92,8 @@ let package = Package(
                 "Haul", "HaulTestServer", "HaulCrashWorker", "HaulTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // The parser errors a misbehaving server causes (ProtocolViolationTests).
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         // The child process that CrashRecoveryTests kill -9 over and over. Test-only, so not a

@@ -83,6 +83,11 @@ struct DaemonCommand: AsyncParsableCommand {
         valueName: "n"))
     var maxDownloadResult = 1_000
 
+    @Option(name: .customLong("allow-dir"), help: ArgumentHelp(
+        "Another directory that haul.* calls over TCP may download into (repeatable). Over TCP they may use only --dir and these; over the unix socket, any directory.",
+        valueName: "dir"))
+    var allowedDirectories: [String] = []
+
     @OptionGroup(title: "Transfers")
     var transfers: TransferOptions
 
@@ -114,6 +119,7 @@ struct DaemonCommand: AsyncParsableCommand {
         DaemonAssembly.prepareProcess()
         let options = DaemonAssembly.Options(
             downloadDirectory: URL(fileURLWithPath: downloadDirectory ?? FileManager.default.currentDirectoryPath),
+            allowedDirectories: allowedDirectories.map { URL(fileURLWithPath: $0) },
             transfers: transfers.daemonTransfers, maxDownloadResult: maxDownloadResult)
         let daemon = Daemon(configuration: daemonConfiguration, logger: logger) { context in
             try await DaemonAssembly.compose(context, options: options)

@@ -101,6 +101,23 @@ import Testing
         }
     }
 
+    /// A response header with a control character (ESC) breaks HTTP: the server misbehaved,
+    /// exit 7, after exactly one request although retries are allowed, and no file is placed.
+    @Test func controlCharacterInHeaderExits7AfterOneRequest() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let url = server.url("/file/esc.bin", ["disposition": "attachment; filename=\"a\u{1B}[31mb.bin\""])
+                let result = try await HaulProcess.run(["get", "--json", url], in: directory.url)
+                #expect(result.status == 7, "stderr: \(result.stderr)")
+                #expect(server.requests(forKey: "/file/esc.bin").count == 1)
+                let failed = try #require(try JSONEventLine.decodeAll(result.stdoutLines).first { $0.event == "failed" })
+                #expect(failed.error?.code == "invalidResponse")
+                #expect(failed.error?.exitCode == 7)
+                #expect(directory.names().filter { !$0.hasPrefix(".haul-") }.isEmpty)
+            }
+        }
+    }
+
     /// A redirect loop exits 9.
     @Test func redirectLoopExits9() async throws {
         try await withTestServer { server in

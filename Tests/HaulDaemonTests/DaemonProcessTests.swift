@@ -149,6 +149,45 @@ import Darwin
         #expect(try await next.exit().code == 0)
     }
 
+    /// `--allow-dir` reaches the `haul.*` methods: over TCP a download may go into `--dir` or an
+    /// allowed directory and not elsewhere; over the socket, elsewhere too. An allowed
+    /// directory that does not exist stops the daemon with status 3.
+    @Test func allowedDirectoriesOverTCP() async throws {
+        let directory = try ServerTestDirectory()
+        defer { directory.remove() }
+        for name in ["downloads", "allowed", "outside"] {
+            try FileManager.default.createDirectory(atPath: directory.child(name), withIntermediateDirectories: true)
+        }
+        let (daemon, fields) = try await Self.startReady(Self.arguments(directory) + [
+            "--dir", directory.child("downloads"), "--allow-dir", directory.child("allowed"),
+        ])
+        let tcp = try #require(fields["tcp"])
+        let port = try #require(Int(tcp.split(separator: ":").last ?? ""))
+        func request(_ name: String) -> DownloadRequest {
+            // Port 9 refuses: the download fails soon, which does not matter here.
+            DownloadRequest(url: URL(string: "http://127.0.0.1:9/f.bin")!, directory: URL(fileURLWithPath: directory.child(name)))
+        }
+        try await withRPCClient(endpoint: .tcp(port: port), secret: Self.secret) { client in
+            _ = try await client.call("haul.add", "app", request("downloads"), returning: String.self)
+            _ = try await client.call("haul.add", "app", request("allowed"), returning: String.self)
+            await #expect {
+                _ = try await client.call("haul.add", "app", request("outside"), returning: String.self)
+            } throws: { error in
+                "\(error)".contains("outside the directories")
+            }
+        }
+        try await withRPCClient(endpoint: .unixSocket(path: directory.child("run/haul.sock"))) { client in
+            _ = try await client.call("haul.add", "app", request("outside"), returning: String.self)
+        }
+        daemon.send(SIGTERM)
+        #expect(try await daemon.exit().code == 0)
+
+        let missing = try DaemonTestProcess(Self.arguments(directory) + ["--allow-dir", directory.child("missing")])
+        let lines = try await missing.remainingLines()
+        #expect(try await missing.exit().code == 3)
+        #expect(lines.contains { $0.contains("--allow-dir") && $0.contains("missing") }, "\(lines)")
+    }
+
     /// Contradictory options are a usage error (2).
     @Test func contradictoryOptionsAreUsageErrors() async throws {
         let directory = try ServerTestDirectory()

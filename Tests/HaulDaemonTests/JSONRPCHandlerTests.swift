@@ -191,6 +191,21 @@ import Testing
         #expect(JSONNesting.isWithin(3, Array(#"[[["x"]]]"#.utf8)))
     }
 
+    /// The scan counts a top-level array's elements (commas inside strings and nested values
+    /// do not count), so a long batch is refused before it is decoded.
+    @Test func scanCountsBatchElements() async throws {
+        #expect(JSONNesting.scan(32, Array(#"[{"a":[1,2],"b":"x,y"}, 2 ,"3"]"#.utf8)).batchLength == 3)
+        #expect(JSONNesting.scan(32, Array(" [ ] ".utf8)).batchLength == 0)
+        #expect(JSONNesting.scan(32, Array("[[]]".utf8)).batchLength == 1)
+        #expect(JSONNesting.scan(32, Array(#"{"a":[1,2,3]}"#.utf8)).batchLength == nil)
+        let calls = Array(repeating: #"{"method":"x"}"#, count: 100_000).joined(separator: ",")
+        let answer = try await client(Methods()).raw("[" + calls + "]")
+        #expect(answer?["error"]?["message"]?.stringValue?.contains("a batch of 100000 calls; the limit is 1000") == true)
+        // Not even parsed: elements that are not JSON get the batch's refusal, not a parse error.
+        let unparsed = try await client(Methods()).raw("[" + Array(repeating: "x", count: 1001).joined(separator: ",") + "]")
+        #expect(unparsed?["error"]?["message"]?.stringValue?.contains("a batch of 1001 calls") == true)
+    }
+
     /// `system.multicall` answers each call as a one-element array or a fault, refuses nested
     /// multicalls and elements that are not calls.
     @Test func multicallAnswersEachCall() async throws {

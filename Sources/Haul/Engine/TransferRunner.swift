@@ -310,7 +310,7 @@ struct TransferRunner: Sendable {
             for try await buffer in body {
                 let count = buffer.readableBytes
                 if let expected, state.bytesOnDisk + Int64(count) > expected {
-                    throw HaulError(.lengthMismatch, "\(state.finalURL?.absoluteString ?? "the server") sent more than the \(expected) bytes it announced")
+                    throw HaulError(.invalidResponse, "\(state.finalURL?.absoluteString ?? "the server") sent more than the \(expected) bytes it announced")
                 }
                 if let writeFault, let error = writeFault.error(state.bytesOnDisk) { throw error }
                 try state.part.write(buffer)

@@ -126,10 +126,15 @@ final class HTTPTransport: Sendable {
         }
     }
 
-    /// Maps AsyncHTTPClient and NIO errors to Haul's; everything network-shaped is transient.
+    /// Maps AsyncHTTPClient and NIO errors to Haul's; everything network-shaped is transient,
+    /// a response that breaks HTTP is not (`ProtocolViolation`).
     static func map(_ error: any Error, url: URL) -> HaulError {
         if let haul = error as? HaulError { return haul }
         if error is CancellationError { return HaulError(.canceled, "the transfer of \(url) was stopped") }
+        if let parserError = error as? HTTPParserError {
+            return ProtocolViolation.error(for: parserError, url: url.absoluteString)
+                ?? HaulError(.connectionFailed, "\(url): \(parserError)")
+        }
         if let client = error as? HTTPClientError {
             switch client {
             case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout:

@@ -48,9 +48,15 @@ public struct JSONRPCHandler: RPCRequestHandler {
                 "the request is \(body.readableBytes) bytes; the limit is \(limits.maxRequestBytes)"))))
         }
         let bytes = body.readableBytesView
-        guard JSONNesting.isWithin(limits.maxNestingDepth, bytes) else {
+        let shape = JSONNesting.scan(limits.maxNestingDepth, bytes)
+        guard shape.isWithinDepth else {
             return encode(Self.response(id: .null, .failure(.invalidRequest(
                 "arrays and objects nest deeper than \(limits.maxNestingDepth) levels"))))
+        }
+        // Refused before decoding: a long batch would cost far more to decode than to count.
+        if let length = shape.batchLength, length > limits.maxBatchLength {
+            return encode(Self.response(id: .null, .failure(.invalidRequest(
+                "a batch of \(length) calls; the limit is \(limits.maxBatchLength)"))))
         }
         let value: JSONValue
         do {

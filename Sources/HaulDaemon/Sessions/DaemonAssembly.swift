@@ -11,6 +11,9 @@ public enum DaemonAssembly {
         /// Where aria2 clients' downloads go unless they say otherwise (aria2's `dir`); their
         /// `dir` and `out` options may not leave it.
         public var downloadDirectory: URL
+        /// More directories that `haul.*` calls over TCP may download into (`--allow-dir`),
+        /// besides `downloadDirectory`. Default: none.
+        public var allowedDirectories: [URL]
         /// Settings of sessions that never saved their own (the default session's among them).
         public var defaultSettings: SessionSettings
         /// Connections, segment size, speed limits and timeouts of every session.
@@ -20,10 +23,12 @@ public enum DaemonAssembly {
 
         public init(
             downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
+            allowedDirectories: [URL] = [],
             defaultSettings: SessionSettings = SessionSettings(), transfers: DaemonTransferOptions = DaemonTransferOptions(),
             maxDownloadResult: Int = 1_000
         ) {
             self.downloadDirectory = downloadDirectory
+            self.allowedDirectories = allowedDirectories
             self.defaultSettings = defaultSettings
             self.transfers = transfers
             self.maxDownloadResult = maxDownloadResult
@@ -36,6 +41,8 @@ public enum DaemonAssembly {
     }
 
     public static func compose(_ context: DaemonContext, options: Options) async throws -> DaemonComponents {
+        let confinement = try DirectoryConfinement(
+            downloadDirectory: options.downloadDirectory, allowed: options.allowedDirectories)
         var settings = options.defaultSettings
         if let limit = context.configuration.maxConcurrentDownloads { settings.maxConcurrentDownloads = limit }
         var managerConfiguration = DownloadManager.Configuration()
@@ -53,7 +60,7 @@ public enum DaemonAssembly {
             requestShutdown: { _ in control.requestShutdown() }))
         var methods = RPCMethodTable()
         aria2.register(in: &methods)
-        HaulSessionMethods(host: host).register(in: &methods)
+        HaulSessionMethods(host: host, confinement: confinement).register(in: &methods)
 
         let secretValue: String
         if let configured = context.configuration.rpcSecret {

@@ -34,8 +34,9 @@ public struct DaemonTransferOptions: Sendable, Hashable {
     public static let connectionCeiling = 16
 
     /// The values `split` may take. aria2 sets no upper bound; a download can use no more
-    /// than `connectionCeiling` anyway, and a larger number is far more likely a typo.
-    public static let splitRange = 1...1024
+    /// than `connectionCeiling` anyway, and a larger number is far more likely a typo. The
+    /// same bounds as a decoded `DownloadRequest`'s.
+    public static let splitRange = DownloadRequest.splitRange
 
     public init(
         split: Int = 5, maxConnectionPerServer: Int = 1, minSplitSize: Int64 = 20 << 20,

@@ -9,8 +9,12 @@ import Haul
 /// reached only through it, so one client cannot see or touch another session's downloads.
 /// Parameters and results are the JSON forms of Haul's Codable types (`DownloadRequest`,
 /// `SessionSettings`, `RemoteDownload`, `SessionEvent`, `RemoteEventBatch`).
+///
+/// Over TCP the directories requests name, and files deleted, are confined to the daemon's
+/// download directories (`DirectoryConfinement`); over the unix socket they are not.
 struct HaulSessionMethods: Sendable {
     let host: SessionHost
+    let confinement: DirectoryConfinement
     /// The longest a `haul.events` call may wait for new events.
     static let maxEventWait: Duration = .seconds(60)
     /// The most requests one `haul.addGroup` may carry (bounded further by the request size).
@@ -24,19 +28,19 @@ struct HaulSessionMethods: Sendable {
 
     func register(in table: inout RPCMethodTable) {
         for name in Self.names {
-            table.register(name) { (parameters, _) async throws(JSONRPCError) -> JSONValue in
-                try await self.call(name, parameters)
+            table.register(name) { (parameters, origin) async throws(JSONRPCError) -> JSONValue in
+                try await self.call(name, parameters, origin.transport)
             }
         }
     }
 
-    private func call(_ name: String, _ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
+    private func call(_ name: String, _ p: RPCParameters, _ transport: RPCOrigin.Transport) async throws(JSONRPCError) -> JSONValue {
         if name == "haul.sessions" { return try Self.json(await host.sessionNames) }
         let session = try p.string(0, "session")
         do {
             let settings: SessionSettings? = name == "haul.attach" ? try decodeOptional(p[1], "settings") : nil
             let manager = try await host.manager(for: session, settings: settings)
-            return try await call(name, p, manager)
+            return try await call(name, p, manager, transport)
         } catch let error as JSONRPCError {
             throw error
         } catch {
@@ -44,20 +48,24 @@ struct HaulSessionMethods: Sendable {
         }
     }
 
-    private func call(_ name: String, _ p: RPCParameters, _ manager: DownloadManager) async throws -> JSONValue {
+    private func call(
+        _ name: String, _ p: RPCParameters, _ manager: DownloadManager, _ transport: RPCOrigin.Transport
+    ) async throws -> JSONValue {
         switch name {
         case "haul.attach", "haul.list":
             return try Self.json(await manager.downloads().map(RemoteDownload.init))
         case "haul.add":
             let request: DownloadRequest = try decode(p[1], "request")
-            return try Self.json(try await manager.add(request))
+            let confined = try confinement.confine([request], over: transport)
+            return try Self.json(try await manager.add(confined[0]))
         case "haul.addGroup":
             let group = try p.string(1, "group")
             let requests: [DownloadRequest] = try decode(p[2], "requests")
             guard requests.count <= Self.maxBatch else {
                 throw JSONRPCError.invalidParams("at most \(Self.maxBatch) requests in one call, got \(requests.count)")
             }
-            return try Self.json(try await manager.addMembers(requests, toGroup: group))
+            let confined = try confinement.confine(requests, over: transport)
+            return try Self.json(try await manager.addMembers(confined, toGroup: group))
         case "haul.status":
             return try Self.json(RemoteDownload(try await known(manager, p)))
         case "haul.pause":
@@ -71,6 +79,12 @@ struct HaulSessionMethods: Sendable {
             return "OK"
         case "haul.remove":
             let deletingFile = p[2].flatMap { if case .bool(let value) = $0 { value } else { nil } } ?? false
+            if deletingFile, transport == .tcp {
+                let info = try await known(manager, p)
+                guard confinement.mayDelete(in: info.request.directory, over: transport) else {
+                    throw JSONRPCError.failed("the file of \(info.id) is outside the directories this daemon writes to for clients over TCP; remove it without deleting the file, or over the unix socket")
+                }
+            }
             try await manager.remove(try id(p), deletingFile: deletingFile)
             return "OK"
         case "haul.group":

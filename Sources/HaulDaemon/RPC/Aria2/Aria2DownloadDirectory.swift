@@ -29,13 +29,23 @@ struct Aria2DownloadDirectory: Sendable, Hashable {
         guard !text.isEmpty, !text.contains("\0") else {
             throw Aria2OptionParser.problem(option, "a directory path is required")
         }
-        let joined = text.hasPrefix("/") ? text : base.path + "/" + text
-        let standardized = URL(fileURLWithPath: joined).standardizedFileURL.path
-        let resolved = URL(fileURLWithPath: standardized).resolvingSymlinksInPath().path
-        guard contains(standardized), contains(resolved) else {
+        guard let confined = confining(text, relativeTo: base) else {
             throw Aria2OptionParser.problem(
                 option, "'\(text)' is outside the download directory \(root); Haul saves files only inside it")
         }
+        return confined
+    }
+
+    /// The directory `text` names (relative to `base` unless absolute), with `..` and symbolic
+    /// links resolved, or nil when it is empty or lies outside this directory. Both the path as
+    /// written and the one its links lead to must be inside, and the resolved one is returned,
+    /// so that what is checked is what is written to.
+    func confining(_ text: String, relativeTo base: URL) -> URL? {
+        guard !text.isEmpty, !text.contains("\0") else { return nil }
+        let joined = text.hasPrefix("/") ? text : base.path + "/" + text
+        let standardized = URL(fileURLWithPath: joined).standardizedFileURL.path
+        let resolved = URL(fileURLWithPath: standardized).resolvingSymlinksInPath().path
+        guard contains(standardized), contains(resolved) else { return nil }
         return URL(fileURLWithPath: resolved, isDirectory: true)
     }
 
