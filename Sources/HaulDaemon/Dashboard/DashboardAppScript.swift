@@ -89,6 +89,7 @@ Haul.App = class {
       rpc.on(name, () => this.refreshSoon());
     }
     document.getElementById("login").hidden = true;
+    Haul.setText(document.getElementById("login-error"), "");
     document.getElementById("main").hidden = false;
     document.getElementById("logout").hidden = false;
     this.setConnection("connected", "connected");

@@ -29,6 +29,11 @@ Haul.format = {
   percent(done, total) {
     return (Haul.format.fraction(done, total) * 100).toFixed(1) + "%";
   },
+  /** The file name in a `file://` URL, percent-decoded. */
+  fileURLName(url) {
+    const name = Haul.format.baseName(url);
+    try { return decodeURIComponent(name); } catch (e) { return name; }
+  },
   /** The last path component of a path or URL. */
   baseName(text) {
     const path = String(text || "").split("?")[0].replace(/\/+$/, "");

@@ -62,7 +62,7 @@ Haul.SessionView = class {
     for (const d of o.downloads || []) {
       const bar = Haul.progressBar();
       Haul.setProgress(bar, d.completedBytes, d.expectedBytes || 0);
-      const name = d.fileURL ? Haul.format.baseName(d.fileURL) : (d.request.fileName || Haul.format.baseName(d.request.url));
+      const name = d.fileURL ? Haul.format.fileURLName(d.fileURL) : (d.request.fileName || Haul.format.baseName(d.request.url));
       body.appendChild(Haul.el("tr", {}, Haul.el("td", { title: d.request.url }, name), Haul.el("td", {}, d.group || ""),
         Haul.el("td", {}, d.state), Haul.el("td", {}, bar), Haul.el("td", { className: "num" }, d.expectedBytes ? Haul.format.bytes(d.expectedBytes) : "?"),
         Haul.el("td", { className: "num" }, d.state === "running" ? Haul.format.speed(d.bytesPerSecond) : ""),
@@ -75,7 +75,8 @@ Haul.SessionView = class {
       Haul.el("span", {}, "rows " + (o.total ? this.offset + 1 : 0) + "–" + last + " of " + o.total),
       Haul.el("button", { type: "button", data: { page: 1 }, disabled: last >= o.total }, "Next"));
     const groupNote = o.groupCount > (o.groups || []).length ? Haul.el("p", { className: "note" }, "first " + o.groups.length + " of " + o.groupCount + " groups") : null;
-    this.view.replaceChildren(summary, groups, groupNote || "", downloads, pager);
+    const noGroups = Haul.el("p", { className: "note" }, "no groups in this session");
+    this.view.replaceChildren(summary, (o.groups || []).length ? groups : noGroups, groupNote || "", downloads, pager);
   }
 };
 """#

@@ -27,10 +27,12 @@ button { cursor: pointer; }
 canvas { width: 100%; max-width: 900px; display: block; }
 table.grid { width: 100%; border-collapse: collapse; margin-top: 8px; table-layout: fixed; }
 .grid th, .grid td { text-align: left; padding: 4px 6px; border-bottom: 1px solid var(--line); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-.grid th:nth-child(1) { width: 24%; }
-.grid th:nth-child(3) { width: 16%; }
-.grid th:nth-child(8) { width: 16%; }
-.grid th:nth-child(9) { width: 190px; }
+#downloads .grid th:nth-child(1) { width: 22%; }
+#downloads .grid th:nth-child(2) { width: 70px; }
+#downloads .grid th:nth-child(3) { width: 14%; }
+#downloads .grid th:nth-child(4), #downloads .grid th:nth-child(5) { width: 95px; }
+#downloads .grid th:nth-child(6), #downloads .grid th:nth-child(7) { width: 60px; }
+#downloads .grid th:nth-child(9) { width: 190px; }
 .grid td.num { font-variant-numeric: tabular-nums; }
 .grid td .name { background: none; border: none; padding: 0; color: var(--accent); text-align: left; max-width: 100%; overflow: hidden; text-overflow: ellipsis; }
 .state-error, .grid td.error-text { color: var(--bad); }
