@@ -144,6 +144,12 @@ def state_of(name):
     return "((r) => r && r.querySelector('td.state').textContent)(%s)" % row(name)
 
 
+def type_into(element_id, text):
+    """A JS expression: sets an input's value and fires its input event, as typing does."""
+    return ("((f) => { f.value = %s; f.dispatchEvent(new Event('input')); return true; })(document.getElementById(%s))"
+            % (js(text), js(element_id)))
+
+
 def click(expression):
     return "(%s).click(), true" % expression
 
@@ -181,6 +187,24 @@ def run(spec, browser):
     browser.wait_for("%s === 'active'" % state_of(slow), "%s to be active again" % slow)
     step("resumed " + slow)
 
+    second = spec["slowNames"][1]
+    browser.evaluate(type_into("filter", second))
+    browser.wait_for("document.querySelectorAll('#rows tr').length === 1 && %s === 'active'" % state_of(second), "the filter to leave one row")
+    browser.evaluate(type_into("filter", ""))
+    browser.wait_for("document.querySelectorAll('#rows tr').length === %d" % len(spec["slowNames"]), "the filter to be cleared")
+    step("the filter narrows the rows")
+
+    browser.evaluate(click("%s.querySelector('button.name')" % row(second)))
+    browser.wait_for("!document.getElementById('details').hidden && document.getElementById('details-fields').textContent.includes(%s)" % js(second), "the details of " + second)
+    browser.evaluate("document.getElementById('details-limit').value = '100K'; document.getElementById('details-limit-set').click(); true")
+    browser.wait_for("document.getElementById('details-result').textContent === 'limit set to 100K'", "the download's limit to be set")
+    browser.wait_for("document.getElementById('details-fields').textContent.includes('102400 B/s')", "the details to show the new limit")
+    step("set a download's speed limit from its details")
+
+    browser.evaluate("document.getElementById('global-limit').value = '50M'; document.getElementById('global-limit-set').click(); true")
+    browser.wait_for("document.getElementById('global-limit-result').textContent === 'now: 50.0 MiB/s'", "the overall limit to be set")
+    step("set the overall speed limit")
+
     browser.wait_for("Haul.app.chart.samples.filter(v => v > 0).length >= 3", "the speed chart to have samples")
     step("the speed chart draws samples")
     if spec.get("screenshot"):
@@ -207,12 +231,38 @@ def run(spec, browser):
         raise Failure("a file name's markup ran")
     step("the hostile file name is shown as text")
 
+    quick_gid = browser.evaluate("%s.dataset.gid" % row(spec["quickName"]))
+    browser.evaluate(click("%s.querySelector('button[data-action=remove]')" % row(spec["quickName"])))
+    browser.wait_for("!document.querySelector('#rows tr[data-gid=\"%s\"]')" % quick_gid, "the removed result to leave the list")
+    step("removed a finished download from the list")
+
     browser.evaluate(click("%s.querySelector('button.name')" % row(spec["failingName"])))
     browser.wait_for("!document.getElementById('details').hidden && document.getElementById('details-fields').textContent.includes('404')", "the details view")
     step("the details view shows the failed download")
 
     browser.wait_for("document.querySelector('#session-list button[data-session=daemon]') && document.querySelector('#session-view table')", "the sessions panel")
     step("the sessions panel lists the daemon's session")
+
+    browser.evaluate(click("document.querySelector('.tab[data-list=active]')"))
+    browser.evaluate(click("document.getElementById('pause-all')"))
+    browser.evaluate(click("document.querySelector('.tab[data-list=waiting]')"))
+    browser.wait_for(" && ".join("%s === 'paused'" % state_of(name) for name in spec["slowNames"]), "pause all")
+    browser.evaluate(click("document.getElementById('resume-all')"))
+    browser.wait_for(" && ".join("%s !== 'paused'" % state_of(name) for name in spec["slowNames"]), "resume all")
+    step("paused and resumed all")
+
+    # Three more: with four slots and the three above running, two of them wait in the queue.
+    browser.evaluate("document.getElementById('add-urls').value = %s; document.getElementById('add-button').click(); true" % js("\n".join(spec["more"])))
+    browser.wait_for("document.getElementById('add-result').textContent === %s" % js("added %d" % len(spec["more"])), "more downloads to be added")
+    waiting_gids = "Array.from(document.querySelectorAll('#rows tr')).filter(r => r.querySelector('td.state').textContent === 'waiting').map(r => r.dataset.gid)"
+    browser.wait_for("%s.length >= 2" % waiting_gids, "two downloads waiting in the queue")
+    first, second_gid = browser.evaluate(waiting_gids)[:2]
+    order = "%s.slice(0, 2).join(' ')" % waiting_gids
+    browser.evaluate(click("document.querySelector('#rows tr[data-gid=\"%s\"] button[data-action=down]')" % first))
+    browser.wait_for("%s === %s" % (order, js(second_gid + " " + first)), "the first waiting download to move down")
+    browser.evaluate(click("document.querySelector('#rows tr[data-gid=\"%s\"] button[data-action=top]')" % first))
+    browser.wait_for("%s === %s" % (order, js(first + " " + second_gid)), "it to move back to the top")
+    step("moved a waiting download down and back to the top")
 
     problems = browser.problems()
     if problems:
