@@ -11,6 +11,7 @@ Haul.App = class {
   constructor() {
     this.rpc = null;
     this.timer = null;
+    this.retry = null;
     this.soon = null;
     this.ticks = 0;
     this.busy = false;
@@ -64,9 +65,10 @@ Haul.App = class {
     return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/jsonrpc";
   }
 
-  async connect(secret) {
+  /** Connects with `secret`; `retrying` after a lost connection: try again every 2 s. */
+  async connect(secret, retrying) {
     this.stop();
-    this.setConnection("connecting", "");
+    this.setConnection(retrying ? "reconnecting" : "connecting", retrying ? "failed" : "");
     const rpc = new Haul.RPC(this.webSocketURL(), secret);
     try {
       await rpc.connect();
@@ -74,6 +76,11 @@ Haul.App = class {
       await rpc.call("aria2.getGlobalOption", []).then((options) => this.showGlobalLimit(options));
     } catch (error) {
       rpc.close();
+      if (retrying && !Haul.isUnauthorized(error)) {
+        this.setConnection("reconnecting", "failed");
+        this.retry = setTimeout(() => this.connect(secret, true), 2000);
+        return;
+      }
       if (Haul.isUnauthorized(error)) {
         sessionStorage.removeItem(Haul.App.storageKey);
         this.showLogin("The daemon refused this secret.");
@@ -101,10 +108,12 @@ Haul.App = class {
   lost(secret) {
     this.stop();
     this.setConnection("reconnecting", "failed");
-    setTimeout(() => { if (!this.rpc) this.connect(secret); }, 2000);
+    this.retry = setTimeout(() => this.connect(secret, true), 2000);
   }
 
   stop() {
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = null;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     if (this.rpc) { this.rpc.onclose = null; this.rpc.close(); }
