@@ -1,7 +1,8 @@
 /// app.js: the secret (asked once, kept in session storage), the connection, and the refresh
 /// cycle. State changes arrive as aria2's notifications and refresh the view at once; aria2
 /// has no progress notification, so progress is asked for once a second (`getGlobalStat` and
-/// the window of rows on show) over the same WebSocket; sessions every two seconds.
+/// the window of rows on show) over the same WebSocket; sessions every two seconds, or less
+/// often when `haul.overview` takes long (a session of 100,000 downloads).
 enum DashboardAppScript {
     static let source = #"""
 "use strict";
@@ -13,7 +14,7 @@ Haul.App = class {
     this.timer = null;
     this.retry = null;
     this.soon = null;
-    this.ticks = 0;
+    this.sessionsDue = 0;
     this.busy = false;
     this.again = false;
     this.chart = new Haul.SpeedChart(document.getElementById("speed-chart"), 300);
@@ -120,13 +121,20 @@ Haul.App = class {
     this.rpc = null;
   }
 
+  /** A refresh shortly: after the user acted, or on a notification (a burst of them, when
+   * many small downloads finish, makes one refresh). */
   refreshSoon() {
     if (this.soon) return;
-    this.soon = setTimeout(() => { this.soon = null; this.refresh(false); }, 50);
+    this.soon = setTimeout(() => { this.soon = null; this.refresh(false); }, 100);
+  }
+
+  /** The same, with the sessions panel too (the user picked a session or a page). */
+  refreshSessionsSoon() {
+    this.sessionsDue = 0;
+    this.refreshSoon();
   }
 
   tick() {
-    this.ticks += 1;
     this.refresh(true);
   }
 
@@ -142,7 +150,13 @@ Haul.App = class {
       if (sample) this.chart.push(Number(stat.downloadSpeed));
       await this.table.refresh(rpc, stat);
       if (this.details.gid && sample) await this.details.refresh(rpc);
-      if (!sample || this.ticks % 2 === 1) await this.sessions.refresh(rpc);
+      if (Date.now() >= this.sessionsDue) {
+        // haul.overview walks the session's whole list in the daemon: asked every 2 s, and
+        // never more than a tenth of the time, however long it takes.
+        const started = performance.now();
+        await this.sessions.refresh(rpc);
+        this.sessionsDue = Date.now() + Math.max(2000, 10 * (performance.now() - started));
+      }
     } catch (error) {
       this.report(error);
     } finally {

@@ -18,13 +18,13 @@ Haul.SessionView = class {
       if (!button) return;
       this.selected = button.dataset.session;
       this.offset = 0;
-      this.app.refreshSoon();
+      this.app.refreshSessionsSoon();
     });
     this.view.addEventListener("click", (event) => {
       const button = event.target.closest("button[data-page]");
       if (!button) return;
       this.offset = Math.max(0, this.offset + Number(button.dataset.page) * this.pageSize);
-      this.app.refreshSoon();
+      this.app.refreshSessionsSoon();
     });
   }
 
