@@ -7,6 +7,7 @@ on a pipe (`--remote-debugging-pipe`: file descriptors 3 and 4, NUL-terminated J
 needs only Python's standard library. Every wait polls a condition in the page until a deadline;
 there is no fixed sleep. Prints one line per step; exits 0 when every check passed, 1 otherwise.
 """
+import base64
 import json
 import os
 import subprocess
@@ -209,7 +210,6 @@ def run(spec, browser):
     step("the speed chart draws samples")
     if spec.get("screenshot"):
         shot = browser.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
-        import base64
         with open(spec["screenshot"], "wb") as out:
             out.write(base64.b64decode(shot["data"]))
         step("screenshot written to " + spec["screenshot"])
