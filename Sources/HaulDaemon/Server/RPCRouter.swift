@@ -3,7 +3,8 @@ import HummingbirdWebSocket
 
 /// The daemon's routes, the same on the unix socket and on TCP:
 /// `POST /jsonrpc` (one request per HTTP request) and `GET /jsonrpc` upgraded to a WebSocket
-/// (many requests, and notifications). Anything else is 404.
+/// (many requests, and notifications), and the web dashboard's static files (`GET /` and
+/// `/dashboard/…`, see `DashboardRoutes`). Anything else is 404.
 ///
 /// Built once and shared by both listeners (a built responder is immutable and `Sendable`,
 /// unlike the router it comes from).
@@ -33,6 +34,7 @@ struct RPCRouter: HTTPResponderBuilder, Sendable {
         router.ws("jsonrpc") { inbound, outbound, context in
             try await session.run(inbound: inbound, outbound: outbound, context: context.requestContext)
         }
+        DashboardRoutes.register(on: router)
         return router
     }
 }

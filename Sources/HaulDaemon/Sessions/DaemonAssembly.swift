@@ -61,6 +61,7 @@ public enum DaemonAssembly {
         var methods = RPCMethodTable()
         aria2.register(in: &methods)
         HaulSessionMethods(host: host, confinement: confinement).register(in: &methods)
+        DashboardSessionMethods(host: host).register(in: &methods)
 
         let secretValue: String
         if let configured = context.configuration.rpcSecret {

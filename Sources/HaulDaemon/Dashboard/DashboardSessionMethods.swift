@@ -1,0 +1,84 @@
+import Foundation
+import Haul
+
+/// `haul.overview(session, offset?, limit?)`: what the dashboard shows of one session, in one
+/// answer of bounded size however many downloads the session holds.
+///
+/// The answer has the session's totals (downloads per state, bytes, speed), its groups with
+/// their progress (at most `maxGroups`, by name; `groupCount` tells how many there are), and
+/// a window of its downloads (`offset`, at most `maxWindow` of them, in the order they were
+/// added) as `RemoteDownload`s. States are aria2's words, as in the rest of the dashboard.
+/// Only sessions the daemon has open can be asked for: asking never opens or creates one.
+struct DashboardSessionMethods: Sendable {
+    let host: SessionHost
+    static let maxWindow = 500
+    static let maxGroups = 200
+
+    func register(in table: inout RPCMethodTable) {
+        table.register("haul.overview") { (parameters, _) async throws(JSONRPCError) -> JSONValue in
+            try await self.overview(parameters)
+        }
+    }
+
+    private func overview(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
+        let session = try p.string(0, "session")
+        let offset = max(0, try p.optionalInteger(1, "offset") ?? 0)
+        let limit = min(max(0, try p.optionalInteger(2, "limit") ?? 50), Self.maxWindow)
+        guard await host.sessionNames.contains(session) else {
+            throw .failed("no open session named '\(session)'")
+        }
+        let manager: DownloadManager
+        do {
+            manager = try await host.manager(for: session)
+        } catch {
+            throw JSONRPCError(error)
+        }
+        let downloads = await manager.downloads()
+        var totals = Tally()
+        var groups: [String: Tally] = [:]
+        for info in downloads {
+            totals.add(info)
+            if let group = info.group { groups[group, default: Tally()].add(info) }
+        }
+        let window = downloads.dropFirst(offset).prefix(limit).map(RemoteDownload.init)
+        let shownGroups = groups.keys.sorted().prefix(Self.maxGroups).map { name in
+            var entry = groups[name]!.json
+            entry["name"] = .string(name)
+            return JSONValue.object(entry)
+        }
+        var answer = totals.json
+        answer["session"] = .string(session)
+        answer["groupCount"] = .integer(Int64(groups.count))
+        answer["groups"] = .array(shownGroups)
+        answer["offset"] = .integer(Int64(offset))
+        answer["downloads"] = try HaulSessionMethods.json(Array(window))
+        return .object(answer)
+    }
+
+    /// Counts and bytes of a set of downloads.
+    private struct Tally {
+        var states: [String: Int64] = [:]
+        var count: Int64 = 0
+        var completedBytes: Int64 = 0
+        var expectedBytes: Int64 = 0
+        var bytesPerSecond: Double = 0
+
+        mutating func add(_ info: DownloadInfo) {
+            count += 1
+            states[Aria2Status.name(info.state), default: 0] += 1
+            completedBytes += info.progress.completedBytes
+            expectedBytes += info.progress.expectedBytes ?? 0
+            if info.state == .running { bytesPerSecond += info.progress.bytesPerSecond }
+        }
+
+        var json: [String: JSONValue] {
+            [
+                "total": .integer(count),
+                "states": .object(states.mapValues(JSONValue.integer)),
+                "completedBytes": .integer(completedBytes),
+                "expectedBytes": .integer(expectedBytes),
+                "bytesPerSecond": .integer(Int64(bytesPerSecond)),
+            ]
+        }
+    }
+}

@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""Drives `haul daemon`'s web dashboard in headless Chromium, as a person would.
+
+Started by DashboardBrowserTests (Tests/HaulDaemonTests) with a JSON description of the daemon
+and of the test server's files on standard input. Talks to Chromium over the DevTools protocol
+on a pipe (`--remote-debugging-pipe`: file descriptors 3 and 4, NUL-terminated JSON), so it
+needs only Python's standard library. Every wait polls a condition in the page until a deadline;
+there is no fixed sleep. Prints one line per step; exits 0 when every check passed, 1 otherwise.
+"""
+import base64
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+STEP_TIMEOUT = 45.0
+
+
+class Failure(Exception):
+    pass
+
+
+class Browser:
+    def __init__(self, chromium):
+        self.profile = tempfile.TemporaryDirectory(prefix="haul-chromium-")
+        to_child_read, self.to_child = os.pipe()
+        self.from_child, from_child_write = os.pipe()
+
+        def map_pipes():
+            # The child's descriptors 3 (commands in) and 4 (answers out); through fresh
+            # descriptors first, in case a pipe end already sits on 3 or 4.
+            commands, answers = os.dup(to_child_read), os.dup(from_child_write)
+            os.dup2(commands, 3)
+            os.dup2(answers, 4)
+
+        self.process = subprocess.Popen(
+            [chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--no-default-browser-check", "--disable-extensions", "--disable-dev-shm-usage",
+             "--user-data-dir=" + self.profile.name, "--remote-debugging-pipe",
+             "--window-size=1280,1100", "about:blank"],
+            pass_fds=(3, 4, to_child_read, from_child_write), preexec_fn=map_pipes,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL if os.environ.get("HAUL_CHROMIUM_LOG") is None else None)
+        os.close(to_child_read)
+        os.close(from_child_write)
+        self.buffer = b""
+        self.next_id = 0
+        self.events = []
+        self.session = None
+
+    def send(self, method, params=None, session=True):
+        self.next_id += 1
+        message = {"id": self.next_id, "method": method, "params": params or {}}
+        if session and self.session:
+            message["sessionId"] = self.session
+        os.write(self.to_child, json.dumps(message).encode() + b"\0")
+        while True:
+            answer = self.read()
+            if answer.get("id") == self.next_id:
+                if "error" in answer:
+                    raise Failure("%s: %s" % (method, answer["error"]))
+                return answer.get("result", {})
+            self.events.append(answer)
+
+    def read(self):
+        while b"\0" not in self.buffer:
+            chunk = os.read(self.from_child, 1 << 16)
+            if not chunk:
+                raise Failure("Chromium closed the DevTools pipe")
+            self.buffer += chunk
+        message, self.buffer = self.buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def open_page(self):
+        targets = self.send("Target.getTargets", session=False)["targetInfos"]
+        page = next(t for t in targets if t["type"] == "page")
+        self.session = self.send("Target.attachToTarget", {"targetId": page["targetId"], "flatten": True}, session=False)["sessionId"]
+        self.send("Page.enable")
+        self.send("Runtime.enable")
+        self.send("Log.enable")
+
+    def evaluate(self, expression):
+        result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+        if "exceptionDetails" in result:
+            raise Failure("script failed: %s\n%s" % (expression, json.dumps(result["exceptionDetails"])[:800]))
+        return result["result"].get("value")
+
+    def wait_for(self, expression, what, timeout=STEP_TIMEOUT):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            last = self.evaluate("!!(%s)" % expression)
+            if last:
+                return True
+            # Lets the page run between polls without spinning; not a synchronisation.
+            time.sleep(0.1)
+        raise Failure("timed out waiting for %s (last value %r)\npage: %s" % (what, last, self.page_state()))
+
+    def page_state(self):
+        try:
+            return self.evaluate("JSON.stringify({connection: document.getElementById('connection').textContent,"
+                                 " rows: Array.from(document.querySelectorAll('#rows tr')).map(r => r.innerText),"
+                                 " result: document.getElementById('action-result').textContent,"
+                                 " add: document.getElementById('add-result').textContent,"
+                                 " login: document.getElementById('login-error').textContent})")
+        except Failure as error:
+            return str(error)
+
+    def problems(self):
+        """Console errors and Content-Security-Policy violations the page reported."""
+        found = []
+        for event in self.events:
+            if event.get("method") == "Log.entryAdded":
+                entry = event["params"]["entry"]
+                if entry.get("level") == "error" and "favicon" not in entry.get("url", ""):
+                    found.append(entry.get("text", ""))
+            elif event.get("method") == "Runtime.exceptionThrown":
+                found.append(json.dumps(event["params"]["exceptionDetails"])[:400])
+        return found
+
+    def close(self):
+        try:
+            self.send("Browser.close", session=False)
+        except Failure:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.profile.cleanup()
+
+
+def js(value):
+    return json.dumps(value)
+
+
+def row(name):
+    """A JS expression: the row of the visible table whose name is `name`, or undefined."""
+    return "Array.from(document.querySelectorAll('#rows tr')).find(r => r.querySelector('button.name').textContent === %s)" % js(name)
+
+
+def state_of(name):
+    return "((r) => r && r.querySelector('td.state').textContent)(%s)" % row(name)
+
+
+def type_into(element_id, text):
+    """A JS expression: sets an input's value and fires its input event, as typing does."""
+    return ("((f) => { f.value = %s; f.dispatchEvent(new Event('input')); return true; })(document.getElementById(%s))"
+            % (js(text), js(element_id)))
+
+
+def click(expression):
+    return "(%s).click(), true" % expression
+
+
+def run(spec, browser):
+    step = lambda text: print("ok: " + text, flush=True)
+    browser.open_page()
+    browser.send("Page.navigate", {"url": spec["url"]})
+    browser.wait_for("document.readyState === 'complete' && !document.getElementById('login').hidden", "the login form")
+    step("the page asks for the secret")
+
+    browser.evaluate("document.getElementById('secret').value = 'not-the-secret'; document.getElementById('login-button').click(); true")
+    browser.wait_for("document.getElementById('login-error').textContent.includes('refused')", "a wrong secret to be refused")
+    step("a wrong secret is refused")
+
+    browser.evaluate("document.getElementById('secret').value = %s; document.getElementById('login-button').click(); true" % js(spec["secret"]))
+    browser.wait_for("!document.getElementById('main').hidden && document.getElementById('connection').textContent === 'connected'", "the dashboard")
+    if browser.evaluate("sessionStorage.getItem('haul.secret')") != spec["secret"]:
+        raise Failure("the secret is not kept in session storage")
+    step("connected with the secret, kept in session storage")
+
+    urls = spec["slow"] + [spec["quick"], spec["failing"], spec["hostile"]]
+    browser.evaluate("document.getElementById('add-urls').value = %s; document.getElementById('add-button').click(); true" % js("\n".join(urls)))
+    browser.wait_for("document.getElementById('add-result').textContent === %s" % js("added %d" % len(urls)), "the downloads to be added")
+    step("added %d downloads" % len(urls))
+
+    slow = spec["slowNames"][0]
+    browser.wait_for("%s === 'active'" % state_of(slow), "%s to be active" % slow)
+    browser.evaluate(click("%s.querySelector('button[data-action=pause]')" % row(slow)))
+    browser.evaluate(click("document.querySelector('.tab[data-list=waiting]')"))
+    browser.wait_for("%s === 'paused'" % state_of(slow), "%s to be paused" % slow)
+    step("paused " + slow)
+    browser.evaluate(click("%s.querySelector('button[data-action=resume]')" % row(slow)))
+    browser.evaluate(click("document.querySelector('.tab[data-list=active]')"))
+    browser.wait_for("%s === 'active'" % state_of(slow), "%s to be active again" % slow)
+    step("resumed " + slow)
+
+    second = spec["slowNames"][1]
+    browser.evaluate(type_into("filter", second))
+    browser.wait_for("document.querySelectorAll('#rows tr').length === 1 && %s === 'active'" % state_of(second), "the filter to leave one row")
+    browser.evaluate(type_into("filter", ""))
+    browser.wait_for("document.querySelectorAll('#rows tr').length === %d" % len(spec["slowNames"]), "the filter to be cleared")
+    step("the filter narrows the rows")
+
+    browser.evaluate(click("%s.querySelector('button.name')" % row(second)))
+    browser.wait_for("!document.getElementById('details').hidden && document.getElementById('details-fields').textContent.includes(%s)" % js(second), "the details of " + second)
+    browser.evaluate("document.getElementById('details-limit').value = '100K'; document.getElementById('details-limit-set').click(); true")
+    browser.wait_for("document.getElementById('details-result').textContent === 'limit set to 100K'", "the download's limit to be set")
+    browser.wait_for("document.getElementById('details-fields').textContent.includes('102400 B/s')", "the details to show the new limit")
+    step("set a download's speed limit from its details")
+
+    browser.evaluate("document.getElementById('global-limit').value = '50M'; document.getElementById('global-limit-set').click(); true")
+    browser.wait_for("document.getElementById('global-limit-result').textContent === 'now: 50.0 MiB/s'", "the overall limit to be set")
+    step("set the overall speed limit")
+
+    browser.wait_for("Haul.app.chart.samples.filter(v => v > 0).length >= 3", "the speed chart to have samples")
+    step("the speed chart draws samples")
+    if spec.get("screenshot"):
+        shot = browser.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
+        with open(spec["screenshot"], "wb") as out:
+            out.write(base64.b64decode(shot["data"]))
+        step("screenshot written to " + spec["screenshot"])
+
+    browser.evaluate(click("document.querySelector('.tab[data-list=stopped]')"))
+    browser.wait_for("%s === 'complete'" % state_of(spec["quickName"]), "%s to complete" % spec["quickName"])
+    step(spec["quickName"] + " completed")
+    browser.wait_for("%s === 'error'" % state_of(spec["failingName"]), "%s to fail" % spec["failingName"])
+    error = browser.evaluate("%s.querySelector('td.error-text').textContent" % row(spec["failingName"]))
+    if "404" not in error:
+        raise Failure("the failed download's error does not say 404: %r" % error)
+    step("the failed download shows its error: " + error)
+
+    hostile = spec["hostileName"]
+    browser.wait_for("%s === 'complete'" % state_of(hostile), "the hostile name shown as text")
+    if browser.evaluate("document.querySelectorAll('#rows img, #details img, #session-view img').length") != 0:
+        raise Failure("an <img> element was created from a file name")
+    if browser.evaluate("window.__haulPwned === undefined") is not True:
+        raise Failure("a file name's markup ran")
+    step("the hostile file name is shown as text")
+
+    quick_gid = browser.evaluate("%s.dataset.gid" % row(spec["quickName"]))
+    browser.evaluate(click("%s.querySelector('button[data-action=remove]')" % row(spec["quickName"])))
+    browser.wait_for("!document.querySelector('#rows tr[data-gid=\"%s\"]')" % quick_gid, "the removed result to leave the list")
+    step("removed a finished download from the list")
+
+    browser.evaluate(click("%s.querySelector('button.name')" % row(spec["failingName"])))
+    browser.wait_for("!document.getElementById('details').hidden && document.getElementById('details-fields').textContent.includes('404')", "the details view")
+    step("the details view shows the failed download")
+
+    browser.wait_for("document.querySelector('#session-list button[data-session=daemon]') && document.querySelector('#session-view table')", "the sessions panel")
+    step("the sessions panel lists the daemon's session")
+
+    browser.evaluate(click("document.querySelector('.tab[data-list=active]')"))
+    browser.evaluate(click("document.getElementById('pause-all')"))
+    browser.evaluate(click("document.querySelector('.tab[data-list=waiting]')"))
+    browser.wait_for(" && ".join("%s === 'paused'" % state_of(name) for name in spec["slowNames"]), "pause all")
+    browser.evaluate(click("document.getElementById('resume-all')"))
+    browser.wait_for(" && ".join("%s !== 'paused'" % state_of(name) for name in spec["slowNames"]), "resume all")
+    step("paused and resumed all")
+
+    # Three more: with four slots and the three above running, two of them wait in the queue.
+    browser.evaluate("document.getElementById('add-urls').value = %s; document.getElementById('add-button').click(); true" % js("\n".join(spec["more"])))
+    browser.wait_for("document.getElementById('add-result').textContent === %s" % js("added %d" % len(spec["more"])), "more downloads to be added")
+    waiting_gids = "Array.from(document.querySelectorAll('#rows tr')).filter(r => r.querySelector('td.state').textContent === 'waiting').map(r => r.dataset.gid)"
+    browser.wait_for("%s.length >= 2" % waiting_gids, "two downloads waiting in the queue")
+    first, second_gid = browser.evaluate(waiting_gids)[:2]
+    order = "%s.slice(0, 2).join(' ')" % waiting_gids
+    browser.evaluate(click("document.querySelector('#rows tr[data-gid=\"%s\"] button[data-action=down]')" % first))
+    browser.wait_for("%s === %s" % (order, js(second_gid + " " + first)), "the first waiting download to move down")
+    browser.evaluate(click("document.querySelector('#rows tr[data-gid=\"%s\"] button[data-action=top]')" % first))
+    browser.wait_for("%s === %s" % (order, js(first + " " + second_gid)), "it to move back to the top")
+    step("moved a waiting download down and back to the top")
+
+    problems = browser.problems()
+    if problems:
+        raise Failure("the page reported errors: %s" % problems)
+    step("no console errors or policy violations")
+
+
+def main():
+    spec = json.load(sys.stdin)
+    browser = Browser(spec["chromium"])
+    try:
+        run(spec, browser)
+    except (Failure, StopIteration) as error:
+        print("FAIL: %s" % error, flush=True)
+        return 1
+    finally:
+        browser.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+import Foundation
+@testable import HaulDaemon
+import Testing
+
+/// The web dashboard's files as a real `haul daemon` serves them, on TCP and on the unix
+/// socket, and `haul.overview`, the one method added for it.
+@Suite(.serialized) struct DashboardServingTests {
+    /// `/` is the HTML page with the Content-Security-Policy that forbids inline scripts and
+    /// other origins, on both listeners; every script and the style sheet come with their
+    /// content types and the same policy.
+    @Test func servesPageAndFilesWithPolicy() async throws {
+        let daemon = try await DashboardTestDaemon.start()
+        for overSocket in [false, true] {
+            let page = try await daemon.get("/", overSocket: overSocket)
+            #expect(page.status == 200)
+            #expect(page.headers.first(name: "content-type") == "text/html; charset=utf-8")
+            let policy = try #require(page.headers.first(name: "content-security-policy"))
+            #expect(policy.contains("default-src 'none'") && policy.contains("script-src 'self'") && policy.contains("connect-src 'self'"))
+            #expect(!policy.contains("unsafe"), "\(policy)")
+            #expect(page.headers.first(name: "x-content-type-options") == "nosniff")
+            #expect(page.body.hasPrefix("<!doctype html>"))
+            #expect(page.body.contains(#"<script src="/dashboard/app.js" defer></script>"#))
+            // No inline script: every <script> tag loads a file.
+            #expect(page.body.components(separatedBy: "<script").dropFirst().allSatisfy { $0.hasPrefix(" src=\"/dashboard/") })
+            #expect(!page.body.contains("style="), "an inline style in the page")
+            #expect(page.body.range(of: #"\son[a-z]+="#, options: .regularExpression) == nil, "an inline event handler in the page")
+            #expect(!page.body.contains(DashboardTestDaemon.secret))
+
+            let script = try await daemon.get("/dashboard/app.js", overSocket: overSocket)
+            #expect(script.status == 200)
+            #expect(script.headers.first(name: "content-type") == "text/javascript; charset=utf-8")
+            #expect(script.headers.first(name: "content-security-policy") == policy)
+            #expect(script.body.contains("sessionStorage"))
+        }
+        for asset in DashboardAsset.all {
+            let answer = try await daemon.get(asset.path)
+            #expect(answer.status == 200, "\(asset.path)")
+            #expect(answer.headers.first(name: "content-type") == asset.contentType, "\(asset.path)")
+            #expect(answer.body == String(buffer: asset.body), "\(asset.path)")
+        }
+        #expect(try await daemon.get("/dashboard/missing.js").status == 404)
+        try await daemon.stop()
+    }
+
+    /// The scripts never turn text into markup: no innerHTML, outerHTML, insertAdjacentHTML,
+    /// document.write or eval anywhere in them.
+    @Test func scriptsInsertTextOnly() {
+        let forbidden = ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"]
+        for asset in DashboardAsset.all where asset.contentType.hasPrefix("text/javascript") {
+            let text = String(buffer: asset.body)
+            for word in forbidden {
+                #expect(!text.contains(word), "\(asset.path) uses \(word)")
+            }
+        }
+    }
+
+    /// `haul.overview` needs the secret like every method, and answers a session's totals and
+    /// one window of its downloads.
+    @Test func overviewIsBoundedAndNeedsTheSecret() async throws {
+        let daemon = try await DashboardTestDaemon.start()
+        let refused = try await daemon.call("haul.overview", ["daemon"], secret: nil)
+        #expect((refused["error"] as? [String: Any])?["message"] as? String == "Unauthorized")
+        for n in 0..<3 {
+            let added = try await daemon.call("aria2.addUri", [["http://127.0.0.1:9/\(n).bin"], ["pause": "true"]])
+            #expect(added["result"] is String, "\(added)")
+        }
+        let answer = try await daemon.call("haul.overview", ["daemon", 1, 1])
+        let overview = try #require(answer["result"] as? [String: Any], "\(answer)")
+        #expect(overview["session"] as? String == "daemon")
+        #expect(overview["total"] as? Int == 3)
+        #expect((overview["states"] as? [String: Any])?["paused"] as? Int == 3)
+        #expect(overview["offset"] as? Int == 1)
+        let window = try #require(overview["downloads"] as? [[String: Any]])
+        #expect(window.count == 1)
+        #expect(((window.first?["request"] as? [String: Any])?["url"] as? String) == "http://127.0.0.1:9/1.bin")
+        let unknown = try await daemon.call("haul.overview", ["no-such-session"])
+        #expect((unknown["error"] as? [String: Any])?["message"] as? String == "no open session named 'no-such-session'")
+        try await daemon.stop()
+    }
+}
