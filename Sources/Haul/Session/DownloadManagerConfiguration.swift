@@ -11,8 +11,12 @@ extension DownloadManager {
         /// Downloads fetching at once against one host; nil (the default) means only the global
         /// limit applies. There is no other, hidden limit.
         public var maxDownloadsPerHost: Int?
-        /// Retries for transient failures. Default: 5 retries, backoff 1 s doubling to 30 s.
+        /// Retries for transient failures. Default: 5 retries, backoff 1 s doubling to 30 s,
+        /// then failure; `RetryPolicy.background` waits for the server up to 7 days.
         public var retry: RetryPolicy
+        /// Trusted CAs, certificate checking and a client certificate, for every HTTPS
+        /// connection of the manager. Default: the system's CAs, checked; no client certificate.
+        public var tls = TLSSettings()
         /// Redirects followed before giving up. Default 10.
         public var redirectLimit: Int
         /// How often progress events are emitted. Default 250 ms.
@@ -128,6 +132,7 @@ extension DownloadManager.Configuration {
             connectTimeout: connectTimeout,
             redirectLimit: redirectLimit,
             userAgent: userAgent,
+            tls: tls,
             connectionsPerHost: max(
                 Self.minimumConnectionsPerHost, (maxDownloadsPerHost ?? maxConcurrentDownloads) * max(1, maxConnectionsPerServer)))
     }

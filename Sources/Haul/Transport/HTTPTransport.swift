@@ -15,6 +15,7 @@ final class HTTPTransport: Sendable {
         var connectTimeout: Duration
         var redirectLimit: Int
         var userAgent: String
+        var tls: TLSSettings
         /// Upper bound of connections AsyncHTTPClient opens to one host. Haul's scheduler does
         /// the real limiting; this must not be lower, or it becomes a hidden cap.
         var connectionsPerHost: Int
@@ -31,6 +32,9 @@ final class HTTPTransport: Sendable {
     }
 
     private let client: HTTPClient
+    /// Set when the TLS files could not be loaded: every request fails with it (callers that
+    /// want to refuse bad files up front call `TLSSettings.validate()` first).
+    private let tlsFailure: HaulError?
     static let receiveAllocator = AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 64 * 1024, maximum: 1 << 20)
     let configuration: Configuration
 
@@ -49,6 +53,15 @@ final class HTTPTransport: Sendable {
         // Haul's own retry policy (with backoff, and counted) decides instead.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         clientConfiguration.httpVersion = .automatic
+        var tlsFailure: HaulError?
+        if !configuration.tls.isDefault {
+            do {
+                clientConfiguration.tlsConfiguration = try configuration.tls.makeConfiguration()
+            } catch {
+                tlsFailure = error
+            }
+        }
+        self.tlsFailure = tlsFailure
         // Without this, every request builds a span and its attributes for the global tracer,
         // which is a no-op unless the program bootstrapped one; Haul does not trace requests.
         clientConfiguration.tracing.tracer = nil
@@ -107,6 +120,7 @@ final class HTTPTransport: Sendable {
     }
 
     private func send(_ url: URL, headers: [HeaderField]) async throws(HaulError) -> HTTPClientResponse {
+        if let tlsFailure { throw tlsFailure }
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .GET
         request.headers.add(name: "User-Agent", value: configuration.userAgent)
@@ -128,20 +142,6 @@ final class HTTPTransport: Sendable {
 
     /// Maps AsyncHTTPClient and NIO errors to Haul's; everything network-shaped is transient.
     static func map(_ error: any Error, url: URL) -> HaulError {
-        if let haul = error as? HaulError { return haul }
-        if error is CancellationError { return HaulError(.canceled, "the transfer of \(url) was stopped") }
-        if let client = error as? HTTPClientError {
-            switch client {
-            case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout:
-                return HaulError(.timeout, "\(url): \(client.shortDescription)")
-            case .cancelled:
-                return HaulError(.canceled, "the transfer of \(url) was stopped")
-            case .invalidURL, .emptyHost, .emptyScheme:
-                return HaulError(.invalidURL, "\(url) is not a valid URL")
-            default:
-                return HaulError(.connectionFailed, "\(url): \(client.shortDescription)")
-            }
-        }
-        return HaulError(.connectionFailed, "\(url): \(error)")
+        TransportFailure.map(error, url: url)
     }
 }
