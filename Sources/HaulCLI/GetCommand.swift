@@ -39,7 +39,7 @@ struct GetCommand: AsyncParsableCommand {
     var inputFile: String?
 
     @Option(name: [.customShort("d"), .customLong("dir")], help: ArgumentHelp(
-        "Directory to save into; it must exist.", valueName: "dir"))
+        "Directory to save into; it is created (with its parents) when missing.", valueName: "dir"))
     var directory = "."
 
     @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp(
@@ -58,8 +58,7 @@ struct GetCommand: AsyncParsableCommand {
         "Extra request header for every URL; repeatable.", valueName: "Name: value"))
     var headers: [String] = []
 
-    @Option(help: "Retries after transient failures (connection lost, timeout, 408, 429, 5xx).")
-    var retries = 5
+    @OptionGroup var retrying: RetryOptions
 
     @Option(help: "What to do when the file name is taken: rename (name (1).ext), overwrite, skip, fail.")
     var conflict = ConflictPolicy.rename
@@ -69,6 +68,8 @@ struct GetCommand: AsyncParsableCommand {
     var maxPerHost: Int?
 
     @OptionGroup var transfers: TransferOptions
+
+    @OptionGroup var tls: TLSOptions
 
     @Flag(name: [.customShort("q"), .long], help: "Print errors only.")
     var quiet = false
@@ -90,13 +91,13 @@ struct GetCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-        guard retries >= 0 else { throw ValidationError("--retries must not be negative") }
         if let maxPerHost, maxPerHost < 1 { throw ValidationError("--max-per-host must be at least 1") }
         if let checkpointBytes, checkpointBytes < 1 { throw ValidationError("--checkpoint-bytes must be at least 1") }
         if quiet && json { throw ValidationError("--quiet and --json cannot be combined") }
     }
 
     mutating func run() async throws {
+        if tls.checkCertificate == false { StandardStream.error.writeLine(TLSOptions.insecureWarning) }
         let status: ExitStatus
         do {
             let run = GetRun(
@@ -133,9 +134,10 @@ struct GetCommand: AsyncParsableCommand {
         var configuration = DownloadManager.Configuration(
             maxConcurrentDownloads: jobs,
             maxDownloadsPerHost: maxPerHost,
-            retry: RetryPolicy(maxRetries: retries))
+            retry: retrying.policy())
         // Set after init, so that the flush-before-placement threshold keeps its default.
         if let checkpointBytes { configuration.checkpointBytes = checkpointBytes }
+        configuration.tls = tls.settings
         transfers.apply(to: &configuration)
         return configuration
     }

@@ -34,7 +34,9 @@ public enum DaemonAssembly {
     public static func compose(_ context: DaemonContext, options: Options) async throws -> DaemonComponents {
         var settings = options.defaultSettings
         if let limit = context.configuration.maxConcurrentDownloads { settings.maxConcurrentDownloads = limit }
-        var managerConfiguration = DownloadManager.Configuration()
+        // Downloads outlive their callers here: a server or network that is gone is waited for
+        // (up to 7 days from when the download was added), as background URLSessions do.
+        var managerConfiguration = DownloadManager.Configuration(retry: .background)
         let overallLimit = SpeedLimiter(bytesPerSecond: options.transfers.maxOverallDownloadLimit)
         options.transfers.apply(to: &managerConfiguration, sharing: overallLimit)
         let host = SessionHost(configuration: SessionHost.Configuration(
