@@ -71,6 +71,8 @@ struct GetCommand: AsyncParsableCommand {
 
     @OptionGroup var tls: TLSOptions
 
+    @OptionGroup var proxies: ProxyOptions
+
     @Flag(name: [.customShort("q"), .long], help: "Print errors only.")
     var quiet = false
 
@@ -98,6 +100,9 @@ struct GetCommand: AsyncParsableCommand {
 
     mutating func run() async throws {
         if tls.checkCertificate == false { StandardStream.error.writeLine(TLSOptions.insecureWarning) }
+        for ignored in proxies.settings().ignored {
+            StandardStream.error.writeLine("haul: warning: ignoring \(ignored): only http:// proxies are supported")
+        }
         let status: ExitStatus
         do {
             let run = GetRun(
@@ -138,6 +143,7 @@ struct GetCommand: AsyncParsableCommand {
         // Set after init, so that the flush-before-placement threshold keeps its default.
         if let checkpointBytes { configuration.checkpointBytes = checkpointBytes }
         configuration.tls = tls.settings
+        configuration.proxy = proxies.settings().0
         transfers.apply(to: &configuration)
         return configuration
     }

@@ -17,6 +17,10 @@ extension DownloadManager {
         /// Trusted CAs, certificate checking and a client certificate, for every HTTPS
         /// connection of the manager. Default: the system's CAs, checked; no client certificate.
         public var tls = TLSSettings()
+        /// The HTTP proxies for http and https URLs, and the hosts reached directly. Default:
+        /// none (`ProxySettings.fromEnvironment` reads curl's variables; `haul get` and
+        /// `haul daemon` use them).
+        public var proxy = ProxySettings.direct
         /// Redirects followed before giving up. Default 10.
         public var redirectLimit: Int
         /// How often progress events are emitted. Default 250 ms.
@@ -133,6 +137,7 @@ extension DownloadManager.Configuration {
             redirectLimit: redirectLimit,
             userAgent: userAgent,
             tls: tls,
+            proxy: proxy,
             connectionsPerHost: max(
                 Self.minimumConnectionsPerHost, (maxDownloadsPerHost ?? maxConcurrentDownloads) * max(1, maxConnectionsPerServer)))
     }

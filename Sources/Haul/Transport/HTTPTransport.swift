@@ -16,6 +16,7 @@ final class HTTPTransport: Sendable {
         var redirectLimit: Int
         var userAgent: String
         var tls: TLSSettings
+        var proxy: ProxySettings
         /// Upper bound of connections AsyncHTTPClient opens to one host. Haul's scheduler does
         /// the real limiting; this must not be lower, or it becomes a hidden cap.
         var connectionsPerHost: Int
@@ -31,7 +32,10 @@ final class HTTPTransport: Sendable {
         func header(_ name: String) -> String? { headers.first(name: name) }
     }
 
-    private let client: HTTPClient
+    /// The client for direct connections, and one per proxy in use: AsyncHTTPClient sets its
+    /// proxy per client (at most two here, one for http and one for https URLs).
+    private let direct: HTTPClient
+    private let viaProxy: [ProxySettings.Proxy: HTTPClient]
     /// Set when the TLS files could not be loaded: every request fails with it (callers that
     /// want to refuse bad files up front call `TLSSettings.validate()` first).
     private let tlsFailure: HaulError?
@@ -74,11 +78,25 @@ final class HTTPTransport: Sendable {
         clientConfiguration.http2ConnectionDebugInitializer = { channel in
             channel.setOption(ChannelOptions.recvAllocator, value: Self.receiveAllocator)
         }
-        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        self.direct = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        var viaProxy: [ProxySettings.Proxy: HTTPClient] = [:]
+        for proxy in [configuration.proxy.http, configuration.proxy.https].compactMap({ $0 }) where viaProxy[proxy] == nil {
+            var proxied = clientConfiguration
+            let authorization = proxy.username.map { HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "") }
+            proxied.proxy = .server(host: proxy.host, port: proxy.port, authorization: authorization)
+            viaProxy[proxy] = HTTPClient(eventLoopGroupProvider: .singleton, configuration: proxied)
+        }
+        self.viaProxy = viaProxy
     }
 
     func shutdown() async {
-        try? await client.shutdown()
+        try? await direct.shutdown()
+        for client in viaProxy.values { try? await client.shutdown() }
+    }
+
+    /// The client that reaches `url`: through its proxy, unless `noProxy` names its host.
+    private func client(for url: URL) -> HTTPClient {
+        configuration.proxy.proxy(for: url).flatMap { viaProxy[$0] } ?? direct
     }
 
     /// Sends a GET and follows redirects. The caller must read or drop the returned body.
@@ -134,7 +152,7 @@ final class HTTPTransport: Sendable {
             }
         }
         do {
-            return try await client.execute(request, deadline: .distantFuture)
+            return try await client(for: url).execute(request, deadline: .distantFuture)
         } catch {
             throw Self.map(error, url: url)
         }

@@ -29,6 +29,13 @@ enum TransportFailure {
                 return HaulError(.invalidURL, "\(url) is not a valid URL")
             case .remoteConnectionClosed:
                 return HaulError(.connectionFailed, "\(place): the server closed the connection")
+            case .proxyAuthenticationRequired:
+                // Not transient: the same credentials get the same answer.
+                return HaulError(
+                    .httpStatus, "\(place): the proxy wants credentials (407); give them as http://user:password@host:port",
+                    httpStatus: 407)
+            case .invalidProxyResponse:
+                return HaulError(.connectionFailed, "\(place): the proxy refused to open a tunnel (CONNECT) to it")
             default:
                 return HaulError(.connectionFailed, "\(place): \(client.shortDescription)")
             }

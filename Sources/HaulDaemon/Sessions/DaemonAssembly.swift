@@ -37,6 +37,8 @@ public enum DaemonAssembly {
         // Downloads outlive their callers here: a server or network that is gone is waited for
         // (up to 7 days from when the download was added), as background URLSessions do.
         var managerConfiguration = DownloadManager.Configuration(retry: .background)
+        // Proxies as curl reads them from the environment the daemon was started with.
+        managerConfiguration.proxy = ProxySettings.fromEnvironment(ProcessInfo.processInfo.environment).settings
         let overallLimit = SpeedLimiter(bytesPerSecond: options.transfers.maxOverallDownloadLimit)
         options.transfers.apply(to: &managerConfiguration, sharing: overallLimit)
         let host = SessionHost(configuration: SessionHost.Configuration(
