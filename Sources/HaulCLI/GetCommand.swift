@@ -60,6 +60,14 @@ struct GetCommand: AsyncParsableCommand {
 
     @OptionGroup var retrying: RetryOptions
 
+    @Option(name: .customLong("http-user"), help: ArgumentHelp(
+        "User name for HTTP Basic authentication, sent to each URL's own server only (never after a redirect to another).",
+        valueName: "user"))
+    var httpUser: String?
+
+    @Option(name: .customLong("http-passwd"), help: ArgumentHelp("Password for --http-user.", valueName: "password"))
+    var httpPassword: String?
+
     @Option(help: "What to do when the file name is taken: rename (name (1).ext), overwrite, skip, fail.")
     var conflict = ConflictPolicy.rename
 
@@ -96,6 +104,8 @@ struct GetCommand: AsyncParsableCommand {
         if let maxPerHost, maxPerHost < 1 { throw ValidationError("--max-per-host must be at least 1") }
         if let checkpointBytes, checkpointBytes < 1 { throw ValidationError("--checkpoint-bytes must be at least 1") }
         if quiet && json { throw ValidationError("--quiet and --json cannot be combined") }
+        if httpPassword != nil, httpUser == nil { throw ValidationError("--http-passwd needs --http-user") }
+        if let httpUser, httpUser.contains(":") { throw ValidationError("--http-user cannot contain ':' (Basic authentication separates user and password with it)") }
     }
 
     mutating func run() async throws {
@@ -124,7 +134,15 @@ struct GetCommand: AsyncParsableCommand {
         } ?? []
         return try DownloadPlan(urls: urls, input: input, options: DownloadPlan.Options(
             directory: directory, outputName: outputName, checksums: checksums,
-            headers: headers, conflictPolicy: conflict, maxBytesPerSecond: transfers.perDownloadLimit))
+            headers: basicAuthorization.map { [$0] + headers } ?? headers, conflictPolicy: conflict, maxBytesPerSecond: transfers.perDownloadLimit))
+    }
+
+    /// `--http-user`/`--http-passwd` as a header for every URL; the transport drops it (as any
+    /// Authorization header) when a redirect leads to another server.
+    private var basicAuthorization: String? {
+        guard let httpUser else { return nil }
+        let token = Data("\(httpUser):\(httpPassword ?? "")".utf8).base64EncodedString()
+        return "Authorization: Basic \(token)"
     }
 
     private var resolvedStateDirectory: URL {

@@ -100,10 +100,12 @@ final class HTTPTransport: Sendable {
     }
 
     /// Sends a GET and follows redirects. The caller must read or drop the returned body.
+    /// User info in `url` is sent as Basic `Authorization` to its host (and only there).
     func get(_ url: URL, headers: [HeaderField]) async throws(HaulError) -> Response {
+        var sendHeaders = URLCredentials.headers(headers, for: url)
+        let url = URLCredentials.split(url).url
         var current = url
         var visited: Set<String> = [url.absoluteString]
-        var sendHeaders = headers
         for _ in 0...configuration.redirectLimit {
             let response = try await send(current, headers: sendHeaders)
             let status = Int(response.status.code)
@@ -131,10 +133,17 @@ final class HTTPTransport: Sendable {
     }
 
     /// The headers to send to `destination` when they were given for `origin`: credentials
-    /// are for the host they were given for, and are dropped when the host changes.
+    /// and cookies are for the server they were given for (host and port), and are dropped
+    /// when a redirect leads elsewhere.
     static func headers(_ headers: [HeaderField], from origin: URL, to destination: URL) -> [HeaderField] {
-        guard destination.host?.lowercased() != origin.host?.lowercased() else { return headers }
+        guard destination.host?.lowercased() != origin.host?.lowercased() || port(of: destination) != port(of: origin) else {
+            return headers
+        }
         return headers.filter { !["authorization", "cookie", "proxy-authorization"].contains($0.name.lowercased()) }
+    }
+
+    private static func port(of url: URL) -> Int {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
     }
 
     private func send(_ url: URL, headers: [HeaderField]) async throws(HaulError) -> HTTPClientResponse {
