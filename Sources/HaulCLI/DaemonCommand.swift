@@ -81,6 +81,9 @@ struct DaemonCommand: AsyncParsableCommand {
     @OptionGroup(title: "Transfers")
     var transfers: TransferOptions
 
+    @OptionGroup(title: "Retries")
+    var retrying: DaemonRetryOptions
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp(
         "Log messages on standard error from this level up: \(DaemonLogging.levelNames.joined(separator: ", ")).",
         valueName: "level"))
@@ -106,11 +109,13 @@ struct DaemonCommand: AsyncParsableCommand {
     mutating func run() async throws {
         guard let logger = DaemonLogging.bootstrap(levelName: logLevel) else { throw ExitCode(ExitStatus.usage.rawValue) }
         DaemonAssembly.prepareProcess()
-        let options = DaemonAssembly.Options(
+        var options = DaemonAssembly.Options(
             downloadDirectory: URL(fileURLWithPath: downloadDirectory ?? FileManager.default.currentDirectoryPath),
             transfers: transfers.daemonTransfers)
+        options.retry = retrying.policy
+        let composed = options
         let daemon = Daemon(configuration: daemonConfiguration, logger: logger) { context in
-            try await DaemonAssembly.compose(context, options: options)
+            try await DaemonAssembly.compose(context, options: composed)
         }
         let status: ExitStatus
         do {

@@ -15,6 +15,9 @@ public enum DaemonAssembly {
         public var defaultSettings: SessionSettings
         /// Connections, segment size, speed limits and timeouts of every session.
         public var transfers: DaemonTransferOptions
+        /// Retries and waiting of every session. Default `RetryPolicy.background`: a server or
+        /// network that is gone is waited for, up to 7 days from when a download was added.
+        public var retry = RetryPolicy.background
 
         public init(
             downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
@@ -36,7 +39,7 @@ public enum DaemonAssembly {
         if let limit = context.configuration.maxConcurrentDownloads { settings.maxConcurrentDownloads = limit }
         // Downloads outlive their callers here: a server or network that is gone is waited for
         // (up to 7 days from when the download was added), as background URLSessions do.
-        var managerConfiguration = DownloadManager.Configuration(retry: .background)
+        var managerConfiguration = DownloadManager.Configuration(retry: options.retry)
         // Proxies as curl reads them from the environment the daemon was started with.
         managerConfiguration.proxy = ProxySettings.fromEnvironment(ProcessInfo.processInfo.environment).settings
         let overallLimit = SpeedLimiter(bytesPerSecond: options.transfers.maxOverallDownloadLimit)

@@ -7,17 +7,17 @@ import Darwin
 
 /// Loopback ports for servers a test starts as processes (nginx, `haul-test-server`), which
 /// need a port number before they run.
-enum LoopbackPort {
+public enum LoopbackPort {
     /// A loopback port nothing listens on now (the kernel's pick for a socket bound to port 0).
-    static func free() throws -> Int {
+    public static func free() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HaulProcessError("socket() failed") }
+        guard fd >= 0 else { throw ChildProcessError("socket() failed") }
         defer { close(fd) }
         var address = loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0 else { throw HaulProcessError("bind() failed") }
+        guard bound == 0 else { throw ChildProcessError("bind() failed") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
@@ -25,7 +25,7 @@ enum LoopbackPort {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    static func accepts(_ port: Int) -> Bool {
+    public static func accepts(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
