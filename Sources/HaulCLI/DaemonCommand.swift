@@ -84,6 +84,12 @@ struct DaemonCommand: AsyncParsableCommand {
     @OptionGroup(title: "Retries")
     var retrying: DaemonRetryOptions
 
+    @OptionGroup(title: "TLS")
+    var tls: TLSOptions
+
+    @OptionGroup(title: "Proxies")
+    var proxies: ProxyOptions
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp(
         "Log messages on standard error from this level up: \(DaemonLogging.levelNames.joined(separator: ", ")).",
         valueName: "level"))
@@ -113,6 +119,12 @@ struct DaemonCommand: AsyncParsableCommand {
             downloadDirectory: URL(fileURLWithPath: downloadDirectory ?? FileManager.default.currentDirectoryPath),
             transfers: transfers.daemonTransfers)
         options.retry = retrying.policy
+        options.tls = tls.settings
+        options.proxy = proxies.settings().0
+        if tls.checkCertificate == false { StandardStream.error.writeLine(TLSOptions.insecureWarning) }
+        for ignored in proxies.settings().ignored {
+            StandardStream.error.writeLine("haul daemon: warning: ignoring \(ignored): only http:// proxies are supported")
+        }
         let composed = options
         let daemon = Daemon(configuration: daemonConfiguration, logger: logger) { context in
             try await DaemonAssembly.compose(context, options: composed)

@@ -1,6 +1,9 @@
 import Foundation
 import HaulTestServer
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `haul get` against nginx with TLS and HTTP/2 on 127.0.0.1, with a CA made by the test:
 /// a private CA trusted with `--ca-certificate`, an untrusted one refused with exit 14 and a
@@ -76,6 +79,29 @@ import Testing
                 ], in: directory.url)
                 #expect(result.status == 0, "stderr: \(result.stderr)")
                 #expect(directory.contents(of: "d.bin") == content)
+            }
+        }
+    }
+
+    /// `haul daemon --ca-certificate` trusts the private CA for the downloads it is given.
+    @Test func daemonTrustsThePrivateCA() async throws {
+        try await NginxTLS.with { nginx in
+            try await withTemporaryDirectory { directory in
+                let content = Checksums.content(seed: 12, size: 40_000)
+                try nginx.serve(content, as: "e.bin")
+                let socket = directory.path + "/d.sock"
+                try FileManager.default.createDirectory(at: directory.file("files"), withIntermediateDirectories: true)
+                let daemon = try HaulProcess([
+                    "daemon", "--socket", socket, "--state-dir", directory.path + "/state", "--no-tcp",
+                    "--dir", directory.file("files").path, "--ca-certificate", nginx.caFile,
+                ], in: directory.url)
+                defer { daemon.send(SIGKILL) }
+                #expect(await daemon.stderr.firstLine { $0.hasPrefix("haul daemon: ready") } != nil)
+                let added = try await HaulProcess.run(["add", "--socket", socket, "--out", "e.bin", nginx.url("e.bin")], in: directory.url)
+                #expect(added.status == 0, "stderr: \(added.stderr)")
+                let watched = try await HaulProcess.run(["watch", "--socket", socket, "--until-done"], in: directory.url)
+                #expect(watched.status == 0, "stderr: \(watched.stderr)")
+                #expect(directory.contents(of: "files/e.bin") == content)
             }
         }
     }

@@ -18,6 +18,11 @@ public enum DaemonAssembly {
         /// Retries and waiting of every session. Default `RetryPolicy.background`: a server or
         /// network that is gone is waited for, up to 7 days from when a download was added.
         public var retry = RetryPolicy.background
+        /// Trusted CAs, certificate checks and client certificate of every session. Default:
+        /// the system's CAs.
+        public var tls = TLSSettings()
+        /// The proxies of every session. Default: those of the environment, as curl reads them.
+        public var proxy = ProxySettings.fromEnvironment(ProcessInfo.processInfo.environment).settings
 
         public init(
             downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
@@ -40,8 +45,8 @@ public enum DaemonAssembly {
         // Downloads outlive their callers here: a server or network that is gone is waited for
         // (up to 7 days from when the download was added), as background URLSessions do.
         var managerConfiguration = DownloadManager.Configuration(retry: options.retry)
-        // Proxies as curl reads them from the environment the daemon was started with.
-        managerConfiguration.proxy = ProxySettings.fromEnvironment(ProcessInfo.processInfo.environment).settings
+        managerConfiguration.tls = options.tls
+        managerConfiguration.proxy = options.proxy
         let overallLimit = SpeedLimiter(bytesPerSecond: options.transfers.maxOverallDownloadLimit)
         options.transfers.apply(to: &managerConfiguration, sharing: overallLimit)
         let host = SessionHost(configuration: SessionHost.Configuration(
