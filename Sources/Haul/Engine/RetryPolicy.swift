@@ -25,7 +25,7 @@ public struct RetryPolicy: Sendable, Hashable {
     public var maxRetryAfter: Duration
     /// After the quick retries, keep waiting for the server until this long after the download
     /// was added (its resource timeout). Default nil: no waiting, the download fails.
-    /// `DownloadManager.Configuration.background` sets 7 days, URLSession's default.
+    /// `RetryPolicy.background` sets 7 days, URLSession's default.
     public var waitLimit: Duration?
     /// After the quick retries, keep waiting for the server until this moment (for a run that
     /// may wait a given time from now, whenever its downloads were added). Default nil.
