@@ -95,6 +95,8 @@ let package = Package(
                 "Haul", "HaulTestServer", "HaulCrashWorker", "HaulTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // The child process that CrashRecoveryTests kill -9 over and over. Test-only, so not a

@@ -68,6 +68,9 @@ struct GetCommand: AsyncParsableCommand {
     @Option(name: .customLong("http-passwd"), help: ArgumentHelp("Password for --http-user.", valueName: "password"))
     var httpPassword: String?
 
+    @Flag(name: .customLong("netrc-optional"), help: "Use credentials from ~/.netrc (or $NETRC), if it exists, for URLs without their own.")
+    var netrcOptional = false
+
     @Option(help: "What to do when the file name is taken: rename (name (1).ext), overwrite, skip, fail.")
     var conflict = ConflictPolicy.rename
 
@@ -132,9 +135,11 @@ struct GetCommand: AsyncParsableCommand {
         let input = try inputFile.map { path throws(CommandFailure) in
             try InputFile.parse(Self.readInput(path), source: path == "-" ? "stdin" : path)
         } ?? []
-        return try DownloadPlan(urls: urls, input: input, options: DownloadPlan.Options(
+        var plan = try DownloadPlan(urls: urls, input: input, options: DownloadPlan.Options(
             directory: directory, outputName: outputName, checksums: checksums,
             headers: basicAuthorization.map { [$0] + headers } ?? headers, conflictPolicy: conflict, maxBytesPerSecond: transfers.perDownloadLimit))
+        if netrcOptional, let netrc = Netrc.load() { plan.requests = netrc.applied(to: plan.requests) }
+        return plan
     }
 
     /// `--http-user`/`--http-passwd` as a header for every URL; the transport drops it (as any

@@ -62,6 +62,23 @@ import Testing
         }
     }
 
+    /// `--netrc-optional` sends the host's ~/.netrc entry, and not past a redirect to another server.
+    @Test func netrcOptional() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                try directory.write("machine 127.0.0.1 login carol password n3trc\n", to: ".netrc")
+                let url = server.url("/redirect-to", ["location": "http://localhost:\(server.port)/file/n.bin?size=300", "key": "netrc"])
+                let result = try await HaulProcess.run(["get", "--netrc-optional", url], in: directory.url, environment: ["HOME": directory.path])
+                #expect(result.status == 0, "stderr: \(result.stderr)")
+                #expect(server.requests(forKey: "netrc").first?.header("authorization") == Self.basic("carol", "n3trc"))
+                #expect(server.requests(forKey: "/file/n.bin").first?.header("authorization") == nil)
+                let without = try await HaulProcess.run(["get", "-o", "plain.bin", server.url("/file/plain.bin", ["size": "10"])], in: directory.url, environment: ["HOME": directory.path])
+                #expect(without.status == 0)
+                #expect(server.requests(forKey: "/file/plain.bin").first?.header("authorization") == nil)
+            }
+        }
+    }
+
     /// `--http-user`/`--http-passwd` go to the URL's server and not past a redirect to another.
     @Test func httpUserAndPassword() async throws {
         try await withTestServer { server in
