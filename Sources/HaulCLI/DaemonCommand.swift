@@ -91,6 +91,15 @@ struct DaemonCommand: AsyncParsableCommand {
     @OptionGroup(title: "Transfers")
     var transfers: TransferOptions
 
+    @OptionGroup(title: "Retries")
+    var retrying: DaemonRetryOptions
+
+    @OptionGroup(title: "TLS")
+    var tls: TLSOptions
+
+    @OptionGroup(title: "Proxies")
+    var proxies: ProxyOptions
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp(
         "Log messages on standard error from this level up: \(DaemonLogging.levelNames.joined(separator: ", ")).",
         valueName: "level"))
@@ -117,12 +126,20 @@ struct DaemonCommand: AsyncParsableCommand {
     mutating func run() async throws {
         guard let logger = DaemonLogging.bootstrap(levelName: logLevel) else { throw ExitCode(ExitStatus.usage.rawValue) }
         DaemonAssembly.prepareProcess()
-        let options = DaemonAssembly.Options(
+        var options = DaemonAssembly.Options(
             downloadDirectory: URL(fileURLWithPath: downloadDirectory ?? FileManager.default.currentDirectoryPath),
             allowedDirectories: allowedDirectories.map { URL(fileURLWithPath: $0) },
             transfers: transfers.daemonTransfers, maxDownloadResult: maxDownloadResult)
+        options.retry = retrying.policy
+        options.tls = tls.settings
+        options.proxy = proxies.settings().0
+        if tls.checkCertificate == false { StandardStream.error.writeLine(TLSOptions.insecureWarning) }
+        for ignored in proxies.settings().ignored {
+            StandardStream.error.writeLine("haul daemon: warning: ignoring \(ignored): only http:// proxies are supported")
+        }
+        let composed = options
         let daemon = Daemon(configuration: daemonConfiguration, logger: logger) { context in
-            try await DaemonAssembly.compose(context, options: options)
+            try await DaemonAssembly.compose(context, options: composed)
         }
         let status: ExitStatus
         do {

@@ -16,6 +16,8 @@ extension ExitStatus {
         (.fileSystem, .destination),
         (.connectionFailed, .network),
         (.timeout, .network),
+        (.deadlineExceeded, .network),
+        (.certificate, .certificate),
         (.httpStatus, .httpStatus),
         (.checksumMismatch, .checksumMismatch),
         (.lengthMismatch, .serverMisbehaved),

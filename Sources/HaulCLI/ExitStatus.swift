@@ -19,6 +19,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
     case cannotListen = 11
     case daemonUnavailable = 12
     case daemonRefused = 13
+    case certificate = 14
     case interrupted = 130
     case terminated = 143
 
@@ -28,8 +29,8 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .success: "all downloads completed (skipped files count as completed)"
         case .failure: "failures of different kinds, or an unexpected error"
         case .usage: "usage: bad option, URL, scheme, checksum or input file"
-        case .destination: "destination: directory missing or not writable, disk full"
-        case .network: "network: connection failed or timed out"
+        case .destination: "destination: directory cannot be made or written, disk full"
+        case .network: "network: connection failed or timed out, after retries"
         case .httpStatus: "the server answered with an HTTP error status"
         case .checksumMismatch: "checksum mismatch: the bytes are not the expected ones"
         case .serverMisbehaved: "the server misbehaved: wrong length or unusable response"
@@ -39,6 +40,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .cannotListen: "haul daemon: cannot listen (port in use, socket path unusable)"
         case .daemonUnavailable: "haul add/ls/…: no daemon answers at the socket or --rpc URL"
         case .daemonRefused: "haul add/ls/…: the daemon refused: unknown GID, wrong state or secret"
+        case .certificate: "TLS: server certificate untrusted or wrong host; bad client cert"
         case .interrupted: "interrupted by SIGINT (Ctrl-C); part files are kept"
         case .terminated: "stopped by SIGTERM; part files are kept"
         }

@@ -39,7 +39,7 @@ struct GetCommand: AsyncParsableCommand {
     var inputFile: String?
 
     @Option(name: [.customShort("d"), .customLong("dir")], help: ArgumentHelp(
-        "Directory to save into; it must exist.", valueName: "dir"))
+        "Directory to save into; it is created (with its parents) when missing.", valueName: "dir"))
     var directory = "."
 
     @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp(
@@ -58,8 +58,18 @@ struct GetCommand: AsyncParsableCommand {
         "Extra request header for every URL; repeatable.", valueName: "Name: value"))
     var headers: [String] = []
 
-    @Option(help: "Retries after transient failures (connection lost, timeout, 408, 429, 5xx).")
-    var retries = 5
+    @OptionGroup var retrying: RetryOptions
+
+    @Option(name: .customLong("http-user"), help: ArgumentHelp(
+        "User name for HTTP Basic authentication, sent to each URL's own server only (never after a redirect to another).",
+        valueName: "user"))
+    var httpUser: String?
+
+    @Option(name: .customLong("http-passwd"), help: ArgumentHelp("Password for --http-user.", valueName: "password"))
+    var httpPassword: String?
+
+    @Flag(name: .customLong("netrc-optional"), help: "Use credentials from ~/.netrc (or $NETRC), if it exists, for URLs without their own.")
+    var netrcOptional = false
 
     @Option(help: "What to do when the file name is taken: rename (name (1).ext), overwrite, skip, fail.")
     var conflict = ConflictPolicy.rename
@@ -69,6 +79,10 @@ struct GetCommand: AsyncParsableCommand {
     var maxPerHost: Int?
 
     @OptionGroup var transfers: TransferOptions
+
+    @OptionGroup var tls: TLSOptions
+
+    @OptionGroup var proxies: ProxyOptions
 
     @Flag(name: [.customShort("q"), .long], help: "Print errors only.")
     var quiet = false
@@ -90,13 +104,18 @@ struct GetCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
-        guard retries >= 0 else { throw ValidationError("--retries must not be negative") }
         if let maxPerHost, maxPerHost < 1 { throw ValidationError("--max-per-host must be at least 1") }
         if let checkpointBytes, checkpointBytes < 1 { throw ValidationError("--checkpoint-bytes must be at least 1") }
         if quiet && json { throw ValidationError("--quiet and --json cannot be combined") }
+        if httpPassword != nil, httpUser == nil { throw ValidationError("--http-passwd needs --http-user") }
+        if let httpUser, httpUser.contains(":") { throw ValidationError("--http-user cannot contain ':' (Basic authentication separates user and password with it)") }
     }
 
     mutating func run() async throws {
+        if tls.checkCertificate == false { StandardStream.error.writeLine(TLSOptions.insecureWarning) }
+        for ignored in proxies.settings().ignored {
+            StandardStream.error.writeLine("haul: warning: ignoring \(ignored): only http:// proxies are supported")
+        }
         let status: ExitStatus
         do {
             let run = GetRun(
@@ -116,9 +135,19 @@ struct GetCommand: AsyncParsableCommand {
         let input = try inputFile.map { path throws(CommandFailure) in
             try InputFile.parse(Self.readInput(path), source: path == "-" ? "stdin" : path)
         } ?? []
-        return try DownloadPlan(urls: urls, input: input, options: DownloadPlan.Options(
+        var plan = try DownloadPlan(urls: urls, input: input, options: DownloadPlan.Options(
             directory: directory, outputName: outputName, checksums: checksums,
-            headers: headers, conflictPolicy: conflict, maxBytesPerSecond: transfers.perDownloadLimit))
+            headers: basicAuthorization.map { [$0] + headers } ?? headers, conflictPolicy: conflict, maxBytesPerSecond: transfers.perDownloadLimit))
+        if netrcOptional, let netrc = Netrc.load() { plan.requests = netrc.applied(to: plan.requests) }
+        return plan
+    }
+
+    /// `--http-user`/`--http-passwd` as a header for every URL; the transport drops it (as any
+    /// Authorization header) when a redirect leads to another server.
+    private var basicAuthorization: String? {
+        guard let httpUser else { return nil }
+        let token = Data("\(httpUser):\(httpPassword ?? "")".utf8).base64EncodedString()
+        return "Authorization: Basic \(token)"
     }
 
     private var resolvedStateDirectory: URL { StateDirectoryOption.resolve(stateDirectory) }
@@ -127,9 +156,11 @@ struct GetCommand: AsyncParsableCommand {
         var configuration = DownloadManager.Configuration(
             maxConcurrentDownloads: jobs,
             maxDownloadsPerHost: maxPerHost,
-            retry: RetryPolicy(maxRetries: retries))
+            retry: retrying.policy())
         // Set after init, so that the flush-before-placement threshold keeps its default.
         if let checkpointBytes { configuration.checkpointBytes = checkpointBytes }
+        configuration.tls = tls.settings
+        configuration.proxy = proxies.settings().0
         transfers.apply(to: &configuration)
         return configuration
     }

@@ -40,6 +40,13 @@ struct GetRun: Sendable {
         let manager: DownloadManager
         do {
             // Bad input is refused before the store is even opened: nothing is written.
+            try DownloadManager.validate(plan.requests.map { request in
+                var unchecked = request
+                // The directory is checked below, after it was made: only a valid batch makes one.
+                unchecked.directory = URL(fileURLWithPath: ".", isDirectory: true)
+                return unchecked
+            })
+            try Self.makeDirectories(for: plan.requests)
             try DownloadManager.validate(plan.requests)
         } catch {
             StandardStream.error.writeLine("haul: error: \(error.message)")
@@ -69,7 +76,7 @@ struct GetRun: Sendable {
             return ExitStatus(for: error)
         }
         let catalog = DownloadCatalog(await group.downloads())
-        let reporter = mode.makeReporter(catalog: catalog)
+        let reporter = mode.makeReporter(catalog: catalog, retry: configuration.retry)
         let forwarder = Task {
             for await event in events { feed.yield(.download(event)) }
             feed.yield(.eventsEnded)
@@ -126,6 +133,33 @@ struct GetRun: Sendable {
             StandardStream.error.writeLine(Self.interruptedMessage)
         }
         return status
+    }
+
+    /// Makes each destination directory (and its parents) that does not exist yet, as aria2c
+    /// and `wget -P` do.
+    static func makeDirectories(for requests: [DownloadRequest]) throws(HaulError) {
+        var seen: Set<String> = []
+        for request in requests where seen.insert(request.directory.path).inserted {
+            let path = request.directory.path
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue { continue }
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                let code = Self.posixCode(error)
+                throw HaulError(
+                    code == EACCES || code == EPERM || code == EROFS ? .permissionDenied : .directoryNotFound,
+                    "cannot create the directory \(path): \(code.map { String(cString: strerror($0)) } ?? (error as NSError).localizedDescription)")
+            }
+        }
+    }
+
+    /// The errno behind a Foundation file error, when it carries one.
+    private static func posixCode(_ error: any Error) -> Int32? {
+        let error = error as NSError
+        if error.domain == NSPOSIXErrorDomain { return Int32(error.code) }
+        guard let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain else { return nil }
+        return Int32(underlying.code)
     }
 
     /// Success when everything completed (skips included); otherwise the failures' kind.

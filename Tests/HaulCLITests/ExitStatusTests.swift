@@ -9,7 +9,8 @@ import Testing
         let expected: [(HaulError.Code, Int32)] = [
             (.invalidURL, 2), (.unsupportedScheme, 2), (.invalidRequest, 2), (.invalidFileName, 2),
             (.directoryNotFound, 3), (.permissionDenied, 3), (.diskFull, 3), (.fileSystem, 3),
-            (.connectionFailed, 4), (.timeout, 4),
+            (.connectionFailed, 4), (.timeout, 4), (.deadlineExceeded, 4),
+            (.certificate, 14),
             (.httpStatus, 5),
             (.checksumMismatch, 6),
             (.lengthMismatch, 7), (.invalidResponse, 7),

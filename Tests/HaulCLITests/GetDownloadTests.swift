@@ -82,6 +82,8 @@ import Testing
                 #expect(completed.alreadyExisted == false)
 
                 let summary = try #require(events.last)
+                #expect(summary.bytes == 40_000)
+                #expect(summary.receivedBytes == 40_000)
                 #expect(summary.completed == 1)
                 #expect(summary.failed == 0)
                 #expect(summary.skipped == 0)

@@ -58,15 +58,28 @@ import Testing
         }
     }
 
-    /// A destination directory that does not exist exits 3 without contacting the server.
-    @Test func missingDirectoryExits3() async throws {
+    /// A destination directory that does not exist is made, with its parents, as aria2c does.
+    @Test func missingDirectoryIsCreated() async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in
-                let result = try await HaulProcess.run(["get", "-d", "no/such/dir", server.url("/file/a.bin")], in: directory.url)
+                let result = try await HaulProcess.run(["get", "-d", "new/nested/dir", server.url("/file/a.bin", ["size": "3000"])], in: directory.url)
+                #expect(result.status == 0, "stderr: \(result.stderr)")
+                #expect(directory.size(of: "new/nested/dir/a.bin") == 3000)
+                #expect(try TemporaryDirectory.leftovers(in: directory.file("new/nested/dir")).isEmpty)
+            }
+        }
+    }
+
+    /// A destination that cannot be made (a file is in the way) exits 3 without contacting the server.
+    @Test func uncreatableDirectoryExits3() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                try directory.write("not a directory", to: "blocker")
+                let result = try await HaulProcess.run(["get", "-d", "blocker/sub", server.url("/file/a.bin")], in: directory.url)
                 #expect(result.status == 3, "stderr: \(result.stderr)")
-                #expect(result.stderr.contains("no/such/dir"))
+                #expect(result.stderr.contains("blocker/sub"))
                 #expect(server.requests(forKey: "/file/a.bin").isEmpty)
-                #expect(directory.names().isEmpty)
+                #expect(directory.names() == ["blocker"])
             }
         }
     }

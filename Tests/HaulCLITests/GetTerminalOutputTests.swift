@@ -24,7 +24,7 @@ struct GetTerminalOutputTests {
                 #expect(screen.contains("done live.bin (\(size) bytes)"))
                 #expect(screen.contains("failed \(server.url("/file/gone.bin", ["status": "404"]))"))
                 let lastLine = screen.split(whereSeparator: \.isNewline).last.map(String.init) ?? ""
-                #expect(lastLine.contains("finished: 1 done, 1 failed of 2; 586 KiB in "))
+                #expect(lastLine.contains("finished: 1 done, 1 failed of 2; 586 KiB received in "))
                 #expect(directory.contents(of: "live.bin") == Checksums.content(seed: 3, size: size))
             }
         }

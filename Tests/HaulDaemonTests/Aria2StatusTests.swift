@@ -22,6 +22,19 @@ import Testing
         return info
     }
 
+    /// A running download between attempts (its server gone) is `waiting`, with the reason.
+    @Test func waitingToRetryShowsTheReason() {
+        var between = info(.running, done: 5, total: 10, attempts: 3, error: HaulError(.connectionFailed, "h:80: connection refused"))
+        between.isWaitingToRetry = true
+        let entry = Aria2Status.entry(between, keys: nil)
+        #expect(entry["status"] == "waiting")
+        #expect(entry["errorMessage"] == "h:80: connection refused")
+        #expect(entry["errorCode"] == "6")
+        let running = Aria2Status.entry(info(.running, done: 5, total: 10, attempts: 1), keys: nil)
+        #expect(running["status"] == "active")
+        #expect(running["errorMessage"] == nil)
+    }
+
     /// Haul's states map to aria2's six status words.
     @Test func statusWords() {
         let words = DownloadState.allCases.map(Aria2Status.name)

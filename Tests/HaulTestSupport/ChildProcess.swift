@@ -22,8 +22,11 @@ public final class ChildProcess: Sendable {
     public let exit: AsyncStream<Int32>
 
     /// Starts `executable` with `arguments`, in `directory` (default: this process's), with
-    /// `input` (default: none) on its standard input.
-    public init(executable: String, arguments: [String], directory: String? = nil, input: Data? = nil) throws {
+    /// `input` (default: none) on its standard input, and this process's environment with
+    /// `environment` set over it.
+    public init(
+        executable: String, arguments: [String], directory: String? = nil, input: Data? = nil, environment: [String: String] = [:]
+    ) throws {
         let stdinPipe = try Self.makePipe()
         let stdoutPipe = try Self.makePipe()
         let stderrPipe = try Self.makePipe()
@@ -52,8 +55,12 @@ public final class ChildProcess: Sendable {
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        var variables = ProcessInfo.processInfo.environment
+        variables.merge(environment) { _, given in given }
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in envp { free(pointer) } }
         var spawned: pid_t = 0
-        let result = posix_spawn(&spawned, executable, &actions, &attributes, argv, environ)
+        let result = posix_spawn(&spawned, executable, &actions, &attributes, argv, envp)
         close(stdinPipe.read)
         close(stdoutPipe.write)
         close(stderrPipe.write)

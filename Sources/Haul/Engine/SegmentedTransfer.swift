@@ -66,7 +66,8 @@ struct SegmentedTransfer: Sendable {
         else { preconditionFailure("a segmented transfer needs a plan, a validator and a URL") }
         let job = SegmentJob(
             transfer: self, part: state.part, url: url,
-            headers: HTTPTransport.headers(state.request.headers, from: state.request.url, to: url),
+            headers: HTTPTransport.headers(
+                URLCredentials.headers(state.request.headers, for: state.request.url), from: state.request.url, to: url),
             entity: entity, validator: validator, live: live, reporter: reporter,
             shared: SegmentJob.Shared(
                 plan: plan, hasher: state.hasher ?? StreamingHasher(algorithms: state.requestedAlgorithms),

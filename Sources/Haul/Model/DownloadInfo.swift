@@ -20,6 +20,10 @@ public struct DownloadInfo: Sendable, Hashable, Identifiable {
     public var error: HaulError?
     /// How many HTTP attempts were made.
     public var attempts: Int
+    /// True while a running download is between attempts: the last one failed with the
+    /// transient `error`, and the next starts after a delay (a quick retry, or a wait for a
+    /// server or network that is gone; see `RetryPolicy`).
+    public var isWaitingToRetry: Bool
     /// Offset the latest transfer resumed from (0 when it started from scratch).
     public var resumedFrom: Int64
 
@@ -32,6 +36,7 @@ public struct DownloadInfo: Sendable, Hashable, Identifiable {
         self.skipped = false
         self.verifiedChecksums = []
         self.attempts = 0
+        self.isWaitingToRetry = false
         self.resumedFrom = 0
     }
 }

@@ -11,7 +11,7 @@ public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
             case directoryNotFound, permissionDenied, fileExists, fileSystem, diskFull
             case httpStatus, checksumMismatch, lengthMismatch, invalidResponse
             case tooManyRedirects, redirectLoop, unsupportedRedirect
-            case connectionFailed, timeout
+            case connectionFailed, timeout, certificate, deadlineExceeded
             case invalidState, unknownDownload, canceled, shutdown
             case daemonUnavailable, rpcError
         }
@@ -54,6 +54,13 @@ public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let connectionFailed = Code(.connectionFailed)
         /// Connecting or reading took longer than the configured timeout.
         public static let timeout = Code(.timeout)
+        /// TLS could not be established: the server's certificate is not trusted (unknown or
+        /// private CA, expired, self-signed), does not name the host, or a client certificate
+        /// or key could not be used. Not transient: trying again cannot change a certificate.
+        public static let certificate = Code(.certificate)
+        /// A download kept failing with transient errors until its resource deadline passed
+        /// (`RetryPolicy.waitLimit`); the last of those errors is in the message.
+        public static let deadlineExceeded = Code(.deadlineExceeded)
         /// The operation is not possible in the download's current state (e.g. resuming a completed download).
         public static let invalidState = Code(.invalidState)
         /// No download with that ID is known to this manager.

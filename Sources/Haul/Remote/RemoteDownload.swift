@@ -18,6 +18,8 @@ public struct RemoteDownload: Sendable, Hashable, Codable {
     public var errorMessage: String?
     public var httpStatus: Int?
     public var attempts: Int
+    /// `DownloadInfo.isWaitingToRetry`; absent (nil) from daemons that predate it.
+    public var waitingToRetry: Bool?
 
     public init(_ info: DownloadInfo) {
         id = info.id
@@ -35,6 +37,7 @@ public struct RemoteDownload: Sendable, Hashable, Codable {
         errorMessage = info.error?.message
         httpStatus = info.error?.httpStatus
         attempts = info.attempts
+        waitingToRetry = info.isWaitingToRetry
     }
 
     /// The same download as `DownloadManager` would describe it.
@@ -50,6 +53,7 @@ public struct RemoteDownload: Sendable, Hashable, Codable {
             info.error = HaulError(HaulError.Code(named: errorCode) ?? .connectionFailed, errorMessage ?? errorCode, httpStatus: httpStatus)
         }
         info.attempts = attempts
+        info.isWaitingToRetry = waitingToRetry ?? false
         return info
     }
 }

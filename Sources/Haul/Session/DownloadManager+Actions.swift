@@ -169,11 +169,14 @@ extension DownloadManager {
                 // Retrying cannot help until someone frees space or fixes the file system: wait
                 // paused with every durable byte kept, and say why.
                 outcome = .blocked(error)
-            case .failed(let error):
+            case .failed(let attemptError):
+                // Quick retries, then waiting for the server until the resource deadline.
+                let decision = configuration.retry.decide(
+                    after: attemptError, nextAttempt: record.details.attempts + 1, addedAt: record.createdAt,
+                    jitter: Double.random(in: 0..<1))
+                let error = decision.error(for: attemptError)
                 record.details.error = error
-                let delay = configuration.retry.delay(
-                    after: error, nextAttempt: record.details.attempts + 1, jitter: Double.random(in: 0..<1))
-                outcome = .failed(error, retryDelay: delay)
+                outcome = .failed(error, retryDelay: decision.delay)
             case .stopped:
                 outcome = .stopped
             }

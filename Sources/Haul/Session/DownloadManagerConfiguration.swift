@@ -11,8 +11,16 @@ extension DownloadManager {
         /// Downloads fetching at once against one host; nil (the default) means only the global
         /// limit applies. There is no other, hidden limit.
         public var maxDownloadsPerHost: Int?
-        /// Retries for transient failures. Default: 5 retries, backoff 1 s doubling to 30 s.
+        /// Retries for transient failures. Default: 5 retries, backoff 1 s doubling to 30 s,
+        /// then failure; `RetryPolicy.background` waits for the server up to 7 days.
         public var retry: RetryPolicy
+        /// Trusted CAs, certificate checking and a client certificate, for every HTTPS
+        /// connection of the manager. Default: the system's CAs, checked; no client certificate.
+        public var tls = TLSSettings()
+        /// The HTTP proxies for http and https URLs, and the hosts reached directly. Default:
+        /// none (`ProxySettings.fromEnvironment` reads curl's variables; `haul get` and
+        /// `haul daemon` use them).
+        public var proxy = ProxySettings.direct
         /// Redirects followed before giving up. Default 10.
         public var redirectLimit: Int
         /// How often progress events are emitted. Default 250 ms.
@@ -131,6 +139,8 @@ extension DownloadManager.Configuration {
             connectTimeout: connectTimeout,
             redirectLimit: redirectLimit,
             userAgent: userAgent,
+            tls: tls,
+            proxy: proxy,
             connectionsPerHost: max(
                 Self.minimumConnectionsPerHost, (maxDownloadsPerHost ?? maxConcurrentDownloads) * max(1, maxConnectionsPerServer)))
     }

@@ -15,6 +15,8 @@ final class HTTPTransport: Sendable {
         var connectTimeout: Duration
         var redirectLimit: Int
         var userAgent: String
+        var tls: TLSSettings
+        var proxy: ProxySettings
         /// Upper bound of connections AsyncHTTPClient opens to one host. Haul's scheduler does
         /// the real limiting; this must not be lower, or it becomes a hidden cap.
         var connectionsPerHost: Int
@@ -30,7 +32,13 @@ final class HTTPTransport: Sendable {
         func header(_ name: String) -> String? { headers.first(name: name) }
     }
 
-    private let client: HTTPClient
+    /// The client for direct connections, and one per proxy in use: AsyncHTTPClient sets its
+    /// proxy per client (at most two here, one for http and one for https URLs).
+    private let direct: HTTPClient
+    private let viaProxy: [ProxySettings.Proxy: HTTPClient]
+    /// Set when the TLS files could not be loaded: every request fails with it (callers that
+    /// want to refuse bad files up front call `TLSSettings.validate()` first).
+    private let tlsFailure: HaulError?
     static let receiveAllocator = AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 64 * 1024, maximum: 1 << 20)
     let configuration: Configuration
 
@@ -49,6 +57,15 @@ final class HTTPTransport: Sendable {
         // Haul's own retry policy (with backoff, and counted) decides instead.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         clientConfiguration.httpVersion = .automatic
+        var tlsFailure: HaulError?
+        if !configuration.tls.isDefault {
+            do {
+                clientConfiguration.tlsConfiguration = try configuration.tls.makeConfiguration()
+            } catch {
+                tlsFailure = error
+            }
+        }
+        self.tlsFailure = tlsFailure
         // Without this, every request builds a span and its attributes for the global tracer,
         // which is a no-op unless the program bootstrapped one; Haul does not trace requests.
         clientConfiguration.tracing.tracer = nil
@@ -61,18 +78,34 @@ final class HTTPTransport: Sendable {
         clientConfiguration.http2ConnectionDebugInitializer = { channel in
             channel.setOption(ChannelOptions.recvAllocator, value: Self.receiveAllocator)
         }
-        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        self.direct = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
+        var viaProxy: [ProxySettings.Proxy: HTTPClient] = [:]
+        for proxy in [configuration.proxy.http, configuration.proxy.https].compactMap({ $0 }) where viaProxy[proxy] == nil {
+            var proxied = clientConfiguration
+            let authorization = proxy.username.map { HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "") }
+            proxied.proxy = .server(host: proxy.host, port: proxy.port, authorization: authorization)
+            viaProxy[proxy] = HTTPClient(eventLoopGroupProvider: .singleton, configuration: proxied)
+        }
+        self.viaProxy = viaProxy
     }
 
     func shutdown() async {
-        try? await client.shutdown()
+        try? await direct.shutdown()
+        for client in viaProxy.values { try? await client.shutdown() }
+    }
+
+    /// The client that reaches `url`: through its proxy, unless `noProxy` names its host.
+    private func client(for url: URL) -> HTTPClient {
+        configuration.proxy.proxy(for: url).flatMap { viaProxy[$0] } ?? direct
     }
 
     /// Sends a GET and follows redirects. The caller must read or drop the returned body.
+    /// User info in `url` is sent as Basic `Authorization` to its host (and only there).
     func get(_ url: URL, headers: [HeaderField]) async throws(HaulError) -> Response {
+        var sendHeaders = URLCredentials.headers(headers, for: url)
+        let url = URLCredentials.split(url).url
         var current = url
         var visited: Set<String> = [url.absoluteString]
-        var sendHeaders = headers
         for _ in 0...configuration.redirectLimit {
             let response = try await send(current, headers: sendHeaders)
             let status = Int(response.status.code)
@@ -100,13 +133,21 @@ final class HTTPTransport: Sendable {
     }
 
     /// The headers to send to `destination` when they were given for `origin`: credentials
-    /// are for the host they were given for, and are dropped when the host changes.
+    /// and cookies are for the server they were given for (host and port), and are dropped
+    /// when a redirect leads elsewhere.
     static func headers(_ headers: [HeaderField], from origin: URL, to destination: URL) -> [HeaderField] {
-        guard destination.host?.lowercased() != origin.host?.lowercased() else { return headers }
+        guard destination.host?.lowercased() != origin.host?.lowercased() || port(of: destination) != port(of: origin) else {
+            return headers
+        }
         return headers.filter { !["authorization", "cookie", "proxy-authorization"].contains($0.name.lowercased()) }
     }
 
+    private static func port(of url: URL) -> Int {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+    }
+
     private func send(_ url: URL, headers: [HeaderField]) async throws(HaulError) -> HTTPClientResponse {
+        if let tlsFailure { throw tlsFailure }
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .GET
         request.headers.add(name: "User-Agent", value: configuration.userAgent)
@@ -120,7 +161,7 @@ final class HTTPTransport: Sendable {
             }
         }
         do {
-            return try await client.execute(request, deadline: .distantFuture)
+            return try await client(for: url).execute(request, deadline: .distantFuture)
         } catch {
             throw Self.map(error, url: url)
         }
@@ -129,24 +170,6 @@ final class HTTPTransport: Sendable {
     /// Maps AsyncHTTPClient and NIO errors to Haul's; everything network-shaped is transient,
     /// a response that breaks HTTP is not (`ProtocolViolation`).
     static func map(_ error: any Error, url: URL) -> HaulError {
-        if let haul = error as? HaulError { return haul }
-        if error is CancellationError { return HaulError(.canceled, "the transfer of \(url) was stopped") }
-        if let parserError = error as? HTTPParserError {
-            return ProtocolViolation.error(for: parserError, url: url.absoluteString)
-                ?? HaulError(.connectionFailed, "\(url): \(parserError)")
-        }
-        if let client = error as? HTTPClientError {
-            switch client {
-            case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout:
-                return HaulError(.timeout, "\(url): \(client.shortDescription)")
-            case .cancelled:
-                return HaulError(.canceled, "the transfer of \(url) was stopped")
-            case .invalidURL, .emptyHost, .emptyScheme:
-                return HaulError(.invalidURL, "\(url) is not a valid URL")
-            default:
-                return HaulError(.connectionFailed, "\(url): \(client.shortDescription)")
-            }
-        }
-        return HaulError(.connectionFailed, "\(url): \(error)")
+        TransportFailure.map(error, url: url)
     }
 }

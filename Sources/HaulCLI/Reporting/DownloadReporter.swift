@@ -28,12 +28,13 @@ enum OutputMode: Sendable, Hashable {
         return stdoutIsTerminal ? .terminal : .plain
     }
 
-    func makeReporter(catalog: DownloadCatalog) -> any DownloadReporter {
+    /// `retry` is the run's policy, which tells a quick retry from a wait for a server that is gone.
+    func makeReporter(catalog: DownloadCatalog, retry: RetryPolicy) -> any DownloadReporter {
         switch self {
-        case .terminal: TerminalProgressReporter(catalog: catalog, columns: StandardStream.output.columns)
-        case .plain: PlainReporter(catalog: catalog, quiet: false)
-        case .quiet: PlainReporter(catalog: catalog, quiet: true)
-        case .json: JSONEventReporter(catalog: catalog)
+        case .terminal: TerminalProgressReporter(catalog: catalog, columns: StandardStream.output.columns, retry: retry)
+        case .plain: PlainReporter(catalog: catalog, quiet: false, retry: retry)
+        case .quiet: PlainReporter(catalog: catalog, quiet: true, retry: retry)
+        case .json: JSONEventReporter(catalog: catalog, retry: retry)
         }
     }
 }

@@ -48,6 +48,9 @@ enum JSONEventLines {
         /// The attempt about to be made (2 for the first retry).
         let attempt: Int
         let delaySeconds: Double
+        /// True once the quick retries are used up: the download waits for the server (with
+        /// `--max-tries 0` or `--retry-until`) and tries again now and then.
+        let waiting: Bool
         let error: ErrorBody
     }
 
@@ -106,7 +109,10 @@ enum JSONEventLines {
         let completed: Int
         let skipped: Int
         let failed: Int
+        /// Bytes of the completed files.
         let bytes: Int64
+        /// Bytes received from servers in this run, by every download (failed ones too).
+        let receivedBytes: Int64
         let seconds: Double
         let exitCode: Int32
         let interrupted: Bool

@@ -14,7 +14,10 @@ final class JSONEventReporter: DownloadReporter {
         return encoder
     }()
 
-    init(catalog: DownloadCatalog) {
+    private let retry: RetryPolicy
+
+    init(catalog: DownloadCatalog, retry: RetryPolicy) {
+        self.retry = retry
         self.catalog = catalog
     }
 
@@ -34,7 +37,7 @@ final class JSONEventReporter: DownloadReporter {
         case .retrying(let id, let attempt, let delay, let error):
             emit(Line.Retrying(
                 id: id.description, url: catalog.url(of: id), attempt: attempt,
-                delaySeconds: delay.inSeconds, error: Line.ErrorBody(error)))
+                delaySeconds: delay.inSeconds, waiting: retry.isWaiting(beforeAttempt: attempt), error: Line.ErrorBody(error)))
         case .paused(let id, let reason):
             emit(Line.StateChange(event: "paused", id: id.description, url: catalog.url(of: id), reason: reason.map(Line.ErrorBody.init)))
         case .resumed(let id):
@@ -68,7 +71,7 @@ final class JSONEventReporter: DownloadReporter {
         let tally = outcome.tally
         emit(JSONEventLines.Summary(
             total: tally.total, completed: tally.completed, skipped: tally.skipped, failed: tally.failed,
-            bytes: tally.completedBytes, seconds: (outcome.elapsed.inSeconds * 1000).rounded() / 1000,
+            bytes: tally.completedBytes, receivedBytes: tally.receivedBytes, seconds: (outcome.elapsed.inSeconds * 1000).rounded() / 1000,
             exitCode: outcome.status.rawValue, interrupted: outcome.interruptedBy != nil,
             signal: outcome.interruptedBy.map(Self.signalName)))
     }

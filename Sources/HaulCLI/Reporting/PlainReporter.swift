@@ -8,10 +8,12 @@ import Haul
 final class PlainReporter: DownloadReporter {
     private let catalog: DownloadCatalog
     private let quiet: Bool
+    private let retry: RetryPolicy
 
-    init(catalog: DownloadCatalog, quiet: Bool) {
+    init(catalog: DownloadCatalog, quiet: Bool, retry: RetryPolicy) {
         self.catalog = catalog
         self.quiet = quiet
+        self.retry = retry
     }
 
     func handle(_ event: DownloadEvent, tally: RunTally) {
@@ -26,7 +28,8 @@ final class PlainReporter: DownloadReporter {
             StandardStream.error.writeLine(Self.blockedLine(url: catalog.url(of: id), reason: reason))
         case .retrying(let id, let attempt, let delay, let error):
             guard !quiet else { return }
-            StandardStream.error.writeLine(Self.retryingLine(url: catalog.url(of: id), attempt: attempt, delay: delay, error: error))
+            StandardStream.error.writeLine(Self.retryingLine(
+                url: catalog.url(of: id), attempt: attempt, delay: delay, error: error, waiting: retry.isWaiting(beforeAttempt: attempt)))
         default:
             break
         }
@@ -51,11 +54,17 @@ final class PlainReporter: DownloadReporter {
         "stopped \(url): \(reason.message) (the bytes so far are kept; run the same command again to continue)"
     }
 
-    static func retryingLine(url: String, attempt: Int, delay: Duration, error: HaulError) -> String {
-        "retrying \(url) in \(HumanReadable.seconds(delay)) (attempt \(attempt)): \(error.message)"
+    /// `retrying URL in 2.0 s (attempt 3): REASON`, or once the quick retries are used up,
+    /// `waiting for URL: REASON; trying again in 40 s (attempt 9)`.
+    static func retryingLine(url: String, attempt: Int, delay: Duration, error: HaulError, waiting: Bool) -> String {
+        if waiting {
+            return "waiting for \(url): \(error.message); trying again in \(HumanReadable.seconds(delay)) (attempt \(attempt))"
+        }
+        return "retrying \(url) in \(HumanReadable.seconds(delay)) (attempt \(attempt)): \(error.message)"
     }
 
-    /// `finished: 3 done (1 skipped), 1 failed of 4; 12.0 MiB in 1.25 s`
+    /// `finished: 3 done (1 skipped), 1 failed of 4; 12.0 MiB received in 1.25 s`: the bytes
+    /// received in this run, of completed downloads and of the others.
     static func summaryLine(_ outcome: RunOutcome) -> String {
         let tally = outcome.tally
         let verb = outcome.interruptedBy == nil ? "finished" : "interrupted"
@@ -64,6 +73,6 @@ final class PlainReporter: DownloadReporter {
         counts += ", \(tally.failed) failed"
         let unfinished = tally.total - tally.finished
         if unfinished > 0 { counts += ", \(unfinished) unfinished" }
-        return "\(verb): \(counts) of \(tally.total); \(HumanReadable.bytes(tally.completedBytes)) in \(HumanReadable.seconds(outcome.elapsed))"
+        return "\(verb): \(counts) of \(tally.total); \(HumanReadable.bytes(tally.receivedBytes)) received in \(HumanReadable.seconds(outcome.elapsed))"
     }
 }

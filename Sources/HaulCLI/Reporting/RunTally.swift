@@ -18,6 +18,11 @@ struct RunTally: Sendable {
     private(set) var failures: [HaulError] = []
     /// Bytes of the completed files.
     private(set) var completedBytes: Int64 = 0
+    /// Bytes received from servers in this run by attempts that have ended, whether or not
+    /// their download completed (a failed 256 MiB download that got 32 MiB received 32 MiB).
+    private var endedAttemptsReceived: Int64 = 0
+    /// Each running attempt's first offset and its latest known offset.
+    private var attempts: [DownloadID: (start: Int64, latest: Int64)] = [:]
     /// Latest bytes of each unfinished download that has started, and their sum.
     private var inFlight: [DownloadID: Int64] = [:]
     private var inFlightBytes: Int64 = 0
@@ -44,14 +49,26 @@ struct RunTally: Sendable {
             bytesPerSecond: bytesPerSecond)
     }
 
+    /// Bytes received from servers during this run, by every download, finished or not. Bytes
+    /// a download already had from an earlier run are not counted; bytes fetched again after a
+    /// file changed are.
+    var receivedBytes: Int64 {
+        endedAttemptsReceived + attempts.values.reduce(0) { $0 + max(0, $1.latest - $1.start) }
+    }
+
     mutating func record(_ event: DownloadEvent) {
         switch event {
         case .started(let id, let resumedFrom, _):
+            // The previous attempt got at least as far as this one continues from.
+            endAttempt(id, reachedAtLeast: resumedFrom)
+            attempts[id] = (resumedFrom, resumedFrom)
             setInFlight(id, resumedFrom)
         case .progress(let id, let progress):
+            attempts[id]?.latest = progress.completedBytes
             setInFlight(id, progress.completedBytes)
             if let length = progress.expectedBytes { setExpected(id, length) }
         case .completed(let info):
+            endAttempt(info.id, reachedAtLeast: info.progress.completedBytes)
             setInFlight(info.id, nil)
             completed += 1
             if info.skipped {
@@ -62,12 +79,14 @@ struct RunTally: Sendable {
                 setExpected(info.id, info.progress.completedBytes)
             }
         case .failed(let info):
+            endAttempt(info.id, reachedAtLeast: info.progress.completedBytes)
             setInFlight(info.id, nil)
             setExpected(info.id, nil)
             failures.append(info.error ?? HaulError(.invalidState, "failed without a reason"))
         case .paused(let id, let reason?):
             // Blocked (a full disk): this run cannot finish it, so it ends as a failure here;
             // its durable bytes are kept for the next run.
+            endAttempt(id, reachedAtLeast: 0)
             setInFlight(id, nil)
             setExpected(id, nil)
             failures.append(reason)
@@ -76,6 +95,14 @@ struct RunTally: Sendable {
         default:
             break
         }
+    }
+
+    /// Counts what a running attempt received: up to its latest offset, or `offset` if the
+    /// download is known to have got further (the last bytes before a failure or completion
+    /// are not always in a progress event).
+    private mutating func endAttempt(_ id: DownloadID, reachedAtLeast offset: Int64) {
+        guard let attempt = attempts.removeValue(forKey: id) else { return }
+        endedAttemptsReceived += max(0, max(attempt.latest, offset) - attempt.start)
     }
 
     private mutating func setInFlight(_ id: DownloadID, _ bytes: Int64?) {

@@ -20,7 +20,10 @@ final class TerminalProgressReporter: DownloadReporter {
     /// How many lines of the block are on the screen now.
     private var drawnLines = 0
 
-    init(catalog: DownloadCatalog, columns: Int) {
+    private let retry: RetryPolicy
+
+    init(catalog: DownloadCatalog, columns: Int, retry: RetryPolicy) {
+        self.retry = retry
         self.catalog = catalog
         self.formatter = ProgressLineFormatter(columns: columns)
     }
@@ -33,7 +36,8 @@ final class TerminalProgressReporter: DownloadReporter {
         case .progress(let id, let value):
             if progress[id] != nil { progress[id] = value }
         case .retrying(let id, let attempt, let delay, let error):
-            pending.append((.error, PlainReporter.retryingLine(url: catalog.url(of: id), attempt: attempt, delay: delay, error: error)))
+            pending.append((.error, PlainReporter.retryingLine(
+                url: catalog.url(of: id), attempt: attempt, delay: delay, error: error, waiting: retry.isWaiting(beforeAttempt: attempt))))
         case .completed(let info):
             stopShowing(info.id)
             let path = catalog.displayPath(of: info.id, fileURL: info.fileURL)

@@ -20,6 +20,14 @@ public enum DaemonAssembly {
         public var transfers: DaemonTransferOptions
         /// Stopped downloads aria2's session keeps (aria2's `--max-download-result`).
         public var maxDownloadResult: Int
+        /// Retries and waiting of every session. Default `RetryPolicy.background`: a server or
+        /// network that is gone is waited for, up to 7 days from when a download was added.
+        public var retry = RetryPolicy.background
+        /// Trusted CAs, certificate checks and client certificate of every session. Default:
+        /// the system's CAs.
+        public var tls = TLSSettings()
+        /// The proxies of every session. Default: those of the environment, as curl reads them.
+        public var proxy = ProxySettings.fromEnvironment(ProcessInfo.processInfo.environment).settings
 
         public init(
             downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
@@ -45,7 +53,11 @@ public enum DaemonAssembly {
             downloadDirectory: options.downloadDirectory, allowed: options.allowedDirectories)
         var settings = options.defaultSettings
         if let limit = context.configuration.maxConcurrentDownloads { settings.maxConcurrentDownloads = limit }
-        var managerConfiguration = DownloadManager.Configuration()
+        // Downloads outlive their callers here: a server or network that is gone is waited for
+        // (up to 7 days from when the download was added), as background URLSessions do.
+        var managerConfiguration = DownloadManager.Configuration(retry: options.retry)
+        managerConfiguration.tls = options.tls
+        managerConfiguration.proxy = options.proxy
         let overallLimit = SpeedLimiter(bytesPerSecond: options.transfers.maxOverallDownloadLimit)
         options.transfers.apply(to: &managerConfiguration, sharing: overallLimit)
         let host = SessionHost(configuration: SessionHost.Configuration(

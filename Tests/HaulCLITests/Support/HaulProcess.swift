@@ -37,7 +37,7 @@ final class HaulProcess: Sendable {
     /// stdout, so that the live progress display is what gets tested.
     init(
         _ arguments: [String], in directory: URL, input: String? = nil, inTerminal: Bool = false,
-        timeout: Duration = .seconds(60)
+        timeout: Duration = .seconds(60), environment: [String: String] = [:]
     ) throws {
         guard let binary = HaulBinary.url else {
             throw HaulProcessError("the haul binary was not found; run `swift build --product haul` (or set HAUL_BINARY)")
@@ -57,7 +57,8 @@ final class HaulProcess: Sendable {
             argumentsToPass = ["-qfec", command, "/dev/null"]
         }
         let child = try ChildProcess(
-            executable: executable, arguments: argumentsToPass, directory: directory.path, input: input.map { Data($0.utf8) })
+            executable: executable, arguments: argumentsToPass, directory: directory.path, input: input.map { Data($0.utf8) },
+            environment: environment)
         self.child = child
         let stdout = self.stdout
         let stderr = self.stderr
@@ -72,8 +73,10 @@ final class HaulProcess: Sendable {
     }
 
     /// Runs `haul ARGUMENTS` to the end.
-    static func run(_ arguments: [String], in directory: URL, input: String? = nil, inTerminal: Bool = false) async throws -> Result {
-        try await HaulProcess(arguments, in: directory, input: input, inTerminal: inTerminal).result()
+    static func run(
+        _ arguments: [String], in directory: URL, input: String? = nil, inTerminal: Bool = false, environment: [String: String] = [:]
+    ) async throws -> Result {
+        try await HaulProcess(arguments, in: directory, input: input, inTerminal: inTerminal, environment: environment).result()
     }
 
     /// util-linux `script`, which the terminal tests need (its options differ on macOS).

@@ -19,6 +19,9 @@ struct JSONEventLine: Decodable, Sendable {
     let expectedBytes: Int64?
     let path: String?
     let bytes: Int64?
+    let receivedBytes: Int64?
+    let attempt: Int?
+    let waiting: Bool?
     let alreadyExisted: Bool?
     let skipped: Int?
     let checksums: [String: String]?

@@ -24,8 +24,8 @@ enum Aria2ErrorCode {
 
     static func code(for error: HaulError) -> Int {
         switch error.code {
-        case .timeout: return timeout
-        case .connectionFailed, .lengthMismatch: return network
+        case .timeout, .deadlineExceeded: return timeout
+        case .connectionFailed, .lengthMismatch, .certificate: return network
         case .diskFull: return diskFull
         case .fileExists: return fileExists
         case .permissionDenied, .invalidFileName: return cannotCreateFile

@@ -34,7 +34,9 @@ enum Aria2Status {
         let done = info.progress.completedBytes
         let running = info.state == .running
         put("gid", .string(info.id.description))
-        put("status", .string(name(info.state)))
+        // Between attempts (a server or network that is gone): aria2 shows such a download as
+        // waiting, with the reason.
+        put("status", .string(info.isWaitingToRetry ? "waiting" : name(info.state)))
         put("totalLength", string(total))
         put("completedLength", string(done))
         put("uploadLength", "0")
@@ -57,6 +59,9 @@ enum Aria2Status {
             }
             put("errorCode", string(Int64(code)))
             put("errorMessage", .string(info.state == .failed ? info.error?.message ?? "" : ""))
+        } else if info.isWaitingToRetry, let error = info.error {
+            put("errorCode", string(Int64(Aria2ErrorCode.code(for: error))))
+            put("errorMessage", .string(error.message))
         }
         return .object(entry)
     }

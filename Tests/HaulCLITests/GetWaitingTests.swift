@@ -1,0 +1,114 @@
+import Foundation
+import HaulTestServer
+import HaulTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `haul get` on a bad day: with `--max-tries 0` or `--retry-until` a server that went away is
+/// waited for, visibly, and the download continues from its bytes when the server is back; a
+/// deadline ends the wait with a clear error; a permanent error is never waited for.
+@Suite(.timeLimit(.minutes(2))) struct GetWaitingTests {
+    /// A server that vanishes mid-download (its process killed) and refuses connections for
+    /// longer than the quick retries, then comes back on the same port: the download waits
+    /// (`retrying` lines with `waiting`, saying why), then continues from its bytes and
+    /// finishes with the right content, and no byte is fetched twice.
+    @Test func waitsForAServerThatComesBack() async throws {
+        let size = 400_000
+        let port = try LoopbackPort.free()
+        let tool = try #require(LineProcess.builtProduct("haul-test-server"), "haul-test-server is not built")
+        let first = try LineProcess(executable: tool, arguments: ["--port", "\(port)"], timeout: .seconds(100))
+        #expect(await LineProcess.firstLine(of: first.output, matching: { $0.contains("listening on") }) != nil)
+        try await withTemporaryDirectory { directory in
+            // The first server sends slowly from the start, so that it dies mid-body; resumed
+            // ranges (starting past 0) come at full speed.
+            let path = "/file/back.bin?size=\(size)&seed=5&rate=100000&rateStart=0"
+            let run = try HaulProcess([
+                "get", "--json", "--max-tries", "0", "--retries", "1", "--retry-wait", "0.1", "http://127.0.0.1:\(port)\(path)",
+            ], in: directory.url)
+            #expect(await run.stdout.progress(reaching: 100_000) != nil)
+            first.send(SIGKILL)
+            _ = await first.waitForExit()
+
+            // Refused for longer than the one quick retry: attempt 2 is the quick one, 3 and 4 wait.
+            let waited = await run.stdout.firstLine { line in
+                guard let event = try? JSONEventLine.decode(line), event.event == "retrying" else { return false }
+                return event.waiting == true && (event.attempt ?? 0) >= 4
+            }
+            #expect(waited != nil)
+            let retries = try JSONEventLine.decodeAll(await run.stdout.lines).filter { $0.event == "retrying" }
+            #expect(retries.first?.waiting == false)
+            for event in retries.dropFirst() {
+                #expect(event.waiting == true)
+                #expect(event.error?.code == "connectionFailed")
+                #expect(event.error?.message == "127.0.0.1:\(port): connection refused (nothing listens there, or the server is down)")
+            }
+
+            let second = try await TestServer.start(port: port)
+            let result = await run.result()
+            try await second.shutdown()
+
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            #expect(directory.contents(of: "back.bin") == Checksums.content(seed: 5, size: size))
+            // The second server was asked only for the bytes the first one had not delivered.
+            let resumed = try #require(second.requests(forKey: "/file/back.bin").first)
+            let range = try #require(resumed.header("range"))
+            let offset = try #require(Int(range.dropFirst("bytes=".count).dropLast()))
+            #expect(range == "bytes=\(offset)-")
+            #expect(offset >= 100_000 && offset < size)
+            #expect(second.requests(forKey: "/file/back.bin").count == 1)
+            #expect(second.bytesSent(forKey: "/file/back.bin") == size - offset)
+            // What the client received in all: every byte once.
+            let summary = try #require(try JSONEventLine.decodeAll(result.stdoutLines).last)
+            #expect(summary.event == "summary")
+            #expect(summary.receivedBytes == Int64(size))
+        }
+    }
+
+    /// Waiting ends at `--retry-until`: the download fails with exit 4 and an error that says it
+    /// gave up waiting, and why.
+    @Test func deadlineEndsTheWait() async throws {
+        // A port nothing listens on.
+        let url = "http://127.0.0.1:\(try LoopbackPort.free())/file/never.bin"
+        try await withTemporaryDirectory { directory in
+            let result = try await HaulProcess.run([
+                "get", "--json", "--retries", "0", "--retry-wait", "0.1", "--retry-until", "1.5s", url,
+            ], in: directory.url)
+            #expect(result.status == 4, "stderr: \(result.stderr)")
+            let events = try JSONEventLine.decodeAll(result.stdoutLines)
+            #expect(events.contains { $0.event == "retrying" && $0.waiting == true })
+            let failed = try #require(events.first { $0.event == "failed" })
+            #expect(failed.error?.code == "deadlineExceeded")
+            #expect(failed.error?.message.contains("gave up waiting") == true)
+            #expect(failed.error?.message.contains("connection refused") == true)
+        }
+    }
+
+    /// A 404 is permanent: even with `--max-tries 0` it fails at once, after one request.
+    @Test func permanentErrorsDoNotWait() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let result = try await HaulProcess.run(["get", "--max-tries", "0", server.url("/file/gone.bin", ["status": "404"])], in: directory.url)
+                #expect(result.status == 5, "stderr: \(result.stderr)")
+                #expect(server.requests(forKey: "/file/gone.bin").count == 1)
+            }
+        }
+    }
+
+    /// `--max-tries N` and `--retries` together, a bad duration, or a bad wait are usage errors.
+    @Test(arguments: [
+        ["--max-tries", "3", "--retries", "2"],
+        ["--max-tries", "-1"],
+        ["--max-tries", "2", "--retry-until", "1h"],
+        ["--retry-until", "soon"],
+        ["--retry-until", "0s"],
+        ["--retry-wait", "0"],
+    ])
+    func badRetryOptionsAreUsageErrors(options: [String]) async throws {
+        try await withTemporaryDirectory { directory in
+            let result = try await HaulProcess.run(["get"] + options + ["http://127.0.0.1:9/a"], in: directory.url)
+            #expect(result.status == 2, "stderr: \(result.stderr)")
+        }
+    }
+}

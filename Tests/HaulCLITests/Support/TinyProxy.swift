@@ -1,0 +1,79 @@
+import Foundation
+import HaulTestSupport
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// tinyproxy (the Debian package; `scripts/test` installs it when missing) on 127.0.0.1, for
+/// downloads through a real HTTP proxy, with or without Basic credentials.
+struct TinyProxy: Sendable {
+    let port: Int
+    private let directory: URL
+    private let process: ChildProcess
+    private let termination: Task<Int32, Never>
+
+    /// `http://[user:password@]127.0.0.1:PORT`.
+    func url(user: String? = nil, password: String? = nil) -> String {
+        let credentials = user.map { "\($0):\(password ?? "")@" } ?? ""
+        return "http://\(credentials)127.0.0.1:\(port)"
+    }
+
+    /// The requests the proxy was asked, e.g. `CONNECT 127.0.0.1:8443 HTTP/1.1`.
+    func requests() -> [String] {
+        let log = (try? String(contentsOf: directory.appendingPathComponent("tinyproxy.log"), encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").compactMap { line in
+            guard let range = line.range(of: "): ", options: .backwards), line.contains("Request (file descriptor") else { return nil }
+            return String(line[range.upperBound...])
+        }
+    }
+
+    static func with<T>(credentials: (user: String, password: String)? = nil, _ body: (TinyProxy) async throws -> T) async throws -> T {
+        let proxy = try await start(credentials: credentials)
+        do {
+            let result = try await body(proxy)
+            await proxy.stop()
+            return result
+        } catch {
+            await proxy.stop()
+            throw error
+        }
+    }
+
+    static func start(credentials: (user: String, password: String)?) async throws -> TinyProxy {
+        guard let tinyproxy = ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy", "/usr/local/bin/tinyproxy"]
+            .first(where: FileManager.default.isExecutableFile(atPath:))
+        else { throw HaulProcessError("tinyproxy is not installed; run scripts/test, which installs it") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-tinyproxy-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let port = try LoopbackPort.free()
+        var config = """
+            Port \(port)
+            Listen 127.0.0.1
+            Timeout 60
+            LogFile "\(directory.path)/tinyproxy.log"
+            LogLevel Connect
+            MaxClients 50
+            Allow 127.0.0.1
+
+            """
+        if let credentials { config += "BasicAuth \(credentials.user) \(credentials.password)\n" }
+        let file = directory.appendingPathComponent("tinyproxy.conf")
+        try config.write(to: file, atomically: true, encoding: .utf8)
+        let process = try ChildProcess(executable: tinyproxy, arguments: ["-d", "-c", file.path])
+        let proxy = TinyProxy(port: port, directory: directory, process: process, termination: process.terminationTask())
+        for _ in 0..<500 {
+            if LoopbackPort.accepts(port) { return proxy }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        await proxy.stop()
+        throw HaulProcessError("tinyproxy did not listen within 10 s")
+    }
+
+    func stop() async {
+        process.send(SIGTERM)
+        _ = await termination.value
+        try? FileManager.default.removeItem(at: directory)
+    }
+}

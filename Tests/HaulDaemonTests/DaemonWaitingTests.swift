@@ -1,0 +1,73 @@
+import Foundation
+import Haul
+import HaulTestServer
+import HaulTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `haul daemon` on a bad day: a download whose server vanishes waits for it (shown as aria2's
+/// `waiting`, with the reason) instead of failing, and continues from its bytes when it is back.
+@Suite(.timeLimit(.minutes(2))) struct DaemonWaitingTests {
+    /// The server process is killed mid-download and its port refuses connections for longer
+    /// than the quick retries; `tellStatus` says `waiting` with the reason; a server on the same
+    /// port finishes the download, asked only for the bytes the first one had not delivered.
+    @Test func daemonDownloadWaitsForItsServer() async throws {
+        let size = 400_000
+        let directory = try ServerTestDirectory()
+        defer { directory.remove() }
+        let port = try LoopbackPort.free()
+        let tool = try #require(LineProcess.builtProduct("haul-test-server"), "haul-test-server is not built")
+        let first = try LineProcess(executable: tool, arguments: ["--port", "\(port)"], timeout: .seconds(100))
+        #expect(await LineProcess.firstLine(of: first.output, matching: { $0.contains("listening on") }) != nil)
+        let socket = directory.child("haul.sock")
+        try FileManager.default.createDirectory(atPath: directory.child("files"), withIntermediateDirectories: true)
+        let daemon = try DaemonTestProcess([
+            "--socket", socket, "--state-dir", directory.child("state"), "--no-tcp", "--dir", directory.child("files"),
+            "--retries", "1", "--retry-wait", "0.1",
+        ])
+        defer { daemon.send(SIGKILL) }
+        #expect(try await !daemon.waitForReady().fields.isEmpty)
+
+        try await withRPCClient(endpoint: .unixSocket(path: socket)) { client in
+            // The first server sends slowly from the start; resumed ranges come at full speed.
+            let url = "http://127.0.0.1:\(port)/file/w.bin?size=\(size)&seed=6&rate=100000&rateStart=0"
+            let gid: String = try await client.call("aria2.addUri", [url], ["out": "w.bin"])
+            func status() async throws -> [String: String] {
+                try await client.call("aria2.tellStatus", gid, ["status", "completedLength", "errorMessage"])
+            }
+            try await Self.poll("100,000 bytes") { Int(try await status()["completedLength"] ?? "") ?? 0 >= 100_000 }
+            first.send(SIGKILL)
+            _ = await first.waitForExit()
+
+            try await Self.poll("a waiting download refused by its server") {
+                let now = try await status()
+                return now["status"] == "waiting" && now["errorMessage"]?.contains("connection refused") == true
+            }
+            let second = try await TestServer.start(port: port)
+            try await Self.poll("the download to complete") { try await status()["status"] == "complete" }
+            try await second.shutdown()
+
+            let content = FileManager.default.contents(atPath: directory.child("files/w.bin")).map { [UInt8]($0) }
+            #expect(content == TestContent.bytes(seed: 6, size: size))
+            let requests = second.requests(forKey: "/file/w.bin")
+            #expect(requests.count == 1)
+            let range = try #require(requests.first?.header("range"))
+            let offset = try #require(Int(range.dropFirst("bytes=".count).dropLast()))
+            #expect(offset >= 100_000 && offset < size)
+            #expect(second.bytesSent(forKey: "/file/w.bin") == size - offset)
+        }
+    }
+
+    /// Polls `condition` every 50 ms until it holds (the test's time limit bounds the wait).
+    private static func poll(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else { throw ServerTestTimeout(what: what) }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
