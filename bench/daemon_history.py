@@ -9,52 +9,30 @@ disk, the daemon's resident memory, and how long `tellStopped(0, 1000)` takes to
 1,000) stopped downloads, so none of these should follow COUNT.
 Usage: daemon_history.py HAUL URL_LIST_FILE [COUNT] [BATCH]
 """
-import json, os, re, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
+import os, shutil, statistics, sys, tempfile, time
+from daemon_bench import Daemon
 
 haul, list_file = sys.argv[1], sys.argv[2]
 count = int(sys.argv[3]) if len(sys.argv) > 3 else 100_000
 batch = int(sys.argv[4]) if len(sys.argv) > 4 else 1_000
 urls = [line.strip() for line in open(list_file) if line.strip()]
 root = tempfile.mkdtemp(prefix="haul-daemon-history-", dir=os.environ.get("HISTORY_DIR"))
-state, out = os.path.join(root, "state"), os.path.join(root, "out")
+out = os.path.join(root, "out")
 os.makedirs(out)
-daemon = subprocess.Popen(
-    [haul, "daemon", "--socket", os.path.join(root, "d.sock"), "--state-dir", state,
-     "--rpc-listen-port", "0", "--dir", out, "--log-level", "error", "--max-concurrent-downloads", "16"],
-    stderr=subprocess.PIPE, text=True)
+daemon = Daemon(haul, root, out, "--max-concurrent-downloads", "16")
+call, post, rss = daemon.call, daemon.post, daemon.rss
 
 
 def store_bytes():
-    return sum(os.path.getsize(os.path.join(state, name)) for name in os.listdir(state)
+    return sum(os.path.getsize(os.path.join(daemon.state, name)) for name in os.listdir(daemon.state)
                if name.startswith("haul.sqlite"))
 
 
 try:
-    ready = daemon.stderr.readline()
-    match = re.search(r"tcp=(\S+)", ready)
-    if not match:
-        sys.exit(f"the daemon did not start: {ready!r}")
-    endpoint = f"http://{match.group(1)}/jsonrpc"
-    token = "token:" + open(os.path.join(state, "rpc-secret")).read().strip()
-
-    def post(body):
-        request = urllib.request.Request(endpoint, json.dumps(body).encode(), {"Content-Type": "application/json"})
-        return json.load(urllib.request.urlopen(request, timeout=600))
-
-    def call(method, *params):
-        answer = post({"jsonrpc": "2.0", "id": 1, "method": method, "params": [token, *params]})
-        if "error" in answer:
-            sys.exit(f"{method}: {answer['error']}")
-        return answer["result"]
-
-    def rss():
-        with open(f"/proc/{daemon.pid}/status") as status:
-            return int(re.search(r"VmRSS:\s+(\d+)", status.read()).group(1)) * 1024
-
     start = time.monotonic()
     for first in range(0, count, batch):
         calls = [{"jsonrpc": "2.0", "id": n, "method": "aria2.addUri",
-                  "params": [token, [urls[n % len(urls)]], {"out": f"h{n:06d}.bin"}]}
+                  "params": [daemon.token, [urls[n % len(urls)]], {"out": f"h{n:06d}.bin"}]}
                  for n in range(first, min(count, first + batch))]
         answers = post(calls)
         failed = [a for a in answers if "error" in a]
@@ -84,6 +62,5 @@ try:
     print(f"| store on disk (haul.sqlite with its WAL) | {store_bytes() / 2**20:.1f} MiB |")
     print(f"| daemon resident memory | {rss() / 2**20:.1f} MiB |")
 finally:
-    daemon.terminate()
-    daemon.wait(timeout=60)
+    daemon.stop()
     shutil.rmtree(root, ignore_errors=True)

@@ -7,39 +7,18 @@ COUNT more in one group with `haul.addGroup` (in calls of BATCH, each under the 
 request size bound), and reports the enqueue time and the daemon's resident memory (VmRSS)
 before and after. Usage: daemon_queue.py HAUL SLOW_URL [COUNT] [BATCH]
 """
-import json, os, re, shutil, subprocess, sys, tempfile, time, urllib.request
+import os, shutil, sys, tempfile, time
+from daemon_bench import Daemon
 
 haul, slow_url = sys.argv[1], sys.argv[2]
 count = int(sys.argv[3]) if len(sys.argv) > 3 else 100_000
 batch = int(sys.argv[4]) if len(sys.argv) > 4 else 5_000
 root = tempfile.mkdtemp(prefix="haul-daemon-queue-")
-state, out = os.path.join(root, "state"), os.path.join(root, "out")
+out = os.path.join(root, "out")
 os.makedirs(out)
-daemon = subprocess.Popen(
-    [haul, "daemon", "--socket", os.path.join(root, "d.sock"), "--state-dir", state,
-     "--rpc-listen-port", "0", "--dir", out, "--log-level", "error"],
-    stderr=subprocess.PIPE, text=True)
+daemon = Daemon(haul, root, out)
+call, rss = daemon.call, daemon.rss
 try:
-    ready = daemon.stderr.readline()
-    match = re.search(r"tcp=(\S+)", ready)
-    if not match:
-        sys.exit(f"the daemon did not start: {ready!r}")
-    endpoint = f"http://{match.group(1)}/jsonrpc"
-    secret = open(os.path.join(state, "rpc-secret")).read().strip()
-
-    def call(method, *params):
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
-                           "params": [f"token:{secret}", *params]}).encode()
-        request = urllib.request.Request(endpoint, body, {"Content-Type": "application/json"})
-        answer = json.load(urllib.request.urlopen(request, timeout=600))
-        if "error" in answer:
-            sys.exit(f"{method}: {answer['error']}")
-        return answer["result"]
-
-    def rss():
-        with open(f"/proc/{daemon.pid}/status") as status:
-            return int(re.search(r"VmRSS:\s+(\d+)", status.read()).group(1)) * 1024
-
     def request(url):
         return {"url": url, "directory": out, "headers": [], "checksums": [], "priority": 0,
                 "conflictPolicy": "rename", "metadata": {}}
@@ -63,6 +42,5 @@ try:
     print(f"| daemon resident memory before / after | {before / 2**20:.1f} MiB / {after / 2**20:.1f} MiB |")
     print(f"| added per queued download | {(after - before) / count:.0f} bytes |")
 finally:
-    daemon.terminate()
-    daemon.wait(timeout=60)
+    daemon.stop()
     shutil.rmtree(root, ignore_errors=True)

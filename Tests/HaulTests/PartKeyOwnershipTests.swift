@@ -98,3 +98,18 @@ struct GroupBookTests {
         #expect(book["later"]?.ordinal == 2)
     }
 }
+
+/// New download IDs: unique, and increasing from one minute to the next (so the store's index
+/// of IDs grows at its end).
+@Suite("Download IDs")
+struct DownloadIDTests {
+    @Test func idsIncreaseByMinuteAndDoNotRepeat() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let ids = (0..<10_000).map { _ in DownloadID.random(now: now) }
+        #expect(Set(ids).count == ids.count)
+        let later = DownloadID.random(now: now.addingTimeInterval(60))
+        #expect(ids.allSatisfy { $0 < later })
+        #expect(ids.allSatisfy { Int64(bitPattern: $0.rawValue) > 0 }, "stored as positive integers")
+        #expect(DownloadID(later.description) == later)
+    }
+}

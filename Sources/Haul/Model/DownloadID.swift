@@ -1,3 +1,5 @@
+import Foundation
+
 /// The identity of one download.
 ///
 /// The seeds show what goes wrong when downloads are matched by URL: the URL changes on
@@ -16,11 +18,22 @@ public struct DownloadID: Hashable, Sendable, Comparable, CustomStringConvertibl
         self.rawValue = value
     }
 
-    /// A new random ID.
-    public static func random() -> DownloadID {
+    /// A new ID: the minutes since 2024 in its top 24 bits, 40 random bits below.
+    ///
+    /// Random enough that two processes adding downloads to one store at the same minute do
+    /// not pick the same ID, and increasing from minute to minute: the store's unique index of
+    /// IDs then takes new downloads at its end. Wholly random IDs went in at random places all
+    /// over it, so that with a long history every batch rewrote most of that index.
+    public static func random(now: Date = Date()) -> DownloadID {
         var generator = SystemRandomNumberGenerator()
-        return DownloadID(rawValue: generator.next())
+        let minutes = UInt64(max(0, now.timeIntervalSince(epoch) / 60)) & minuteMask
+        return DownloadID(rawValue: minutes << randomBits | generator.next() & (1 << randomBits - 1))
     }
+
+    private static let randomBits: UInt64 = 40
+    /// 24 bits of minutes: until 2055, after which the prefix wraps (IDs stay random and unique).
+    private static let minuteMask: UInt64 = (1 << 24) - 1
+    private static let epoch = Date(timeIntervalSince1970: 1_704_067_200)  // 2024-01-01 UTC
 
     public var description: String {
         let hex = String(rawValue, radix: 16)

@@ -20,10 +20,14 @@ enum SegmentRows {
     }
 
     /// The segments of every download of a session that has any, each list ordered by start.
+    ///
+    /// Driven from `segment` (CROSS JOIN fixes the loop order): only running, segmented
+    /// downloads have rows there, while the session may hold a long history of finished ones,
+    /// and SQLite would otherwise visit every download row of the session to find the few.
     static func all(session: String, in db: Database) throws -> [DownloadID: [DurableSegment]] {
         let rows = try Row.fetchCursor(db, sql: """
             SELECT segment.downloadId, segment.start, segment."end", segment.durableOffset
-            FROM segment JOIN download ON download.id = segment.downloadId
+            FROM segment CROSS JOIN download ON download.id = segment.downloadId
             WHERE download.session = ?
             ORDER BY segment.downloadId, segment.start
             """, arguments: [session])
