@@ -113,6 +113,32 @@ import Testing
         }
     }
 
+    /// Paused downloads have their places in the queue again when the store is opened once
+    /// more, a move among them included (stored as the moved download's priority).
+    @Test func pausedPlacesSurviveReopening() async throws {
+        let root = try RPCTest.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let state = root.appendingPathComponent("state")
+        let configuration = RPCTest.fastConfiguration(maxConcurrent: 1)
+        let first = try await DownloadManager.open(stateDirectory: state, configuration: configuration)
+        var ids: [DownloadID] = []
+        for n in 1...3 {
+            // Never fetched: paused downloads open no connection.
+            let request = DownloadRequest(url: URL(string: "http://127.0.0.1:9/p\(n).bin")!, directory: root)
+            ids.append(try await first.add(request, queueIndex: nil, paused: true))
+        }
+        #expect(try await first.moveInQueue(ids[2], toIndex: 0) == 0)
+        #expect(await first.waitingInQueueOrder() == [ids[2], ids[0], ids[1]])
+        await first.shutdown()
+        let second = try await DownloadManager.open(stateDirectory: state, configuration: configuration)
+        #expect(await second.waitingInQueueOrder() == [ids[2], ids[0], ids[1]])
+        #expect(await second.queuedInStartOrder() == [])
+        #expect(await second.downloadIDs(inStates: [.paused]).count == 3)
+        #expect(try await second.moveInQueue(ids[1], toIndex: 1) == 1)
+        #expect(await second.waitingInQueueOrder() == [ids[2], ids[1], ids[0]])
+        await second.shutdown()
+    }
+
     /// Added paused, a download is stored and announced (queued, then paused) and does not
     /// start until resumed; added at a queue index, it takes that place.
     @Test func addPausedOrAtAPosition() async throws {
