@@ -99,9 +99,9 @@ import Testing
         }
     }
 
-    /// tellWaiting lists the queue in start order (paused downloads after it); changePosition
-    /// moves by aria2's rules; addUri's position inserts; and the downloads really start in
-    /// that order once a slot frees.
+    /// tellWaiting lists the one waiting queue in order, paused downloads at their places;
+    /// changePosition moves queued and paused ones by aria2's rules; addUri's position inserts,
+    /// paused or not; and the downloads really start in that order once a slot frees.
     @Test func queueOrderAndChangePosition() async throws {
         try await Aria2Fixture.run(maxConcurrent: 1) { f in
             let blocker = try await f.add(f.url("blocker.bin", size: 2_000_000, rate: 100_000))
@@ -126,19 +126,28 @@ import Testing
             #expect(Aria2Fixture.gids(try await f.client.result("aria2.tellWaiting", [-1, 2])) == [c, a])
             let d = try await f.add(f.url("d.bin"), position: 1)
             #expect(try await waiting() == [b, d, a, c])
+            // A paused download keeps its place in the one waiting queue and moves in it.
             #expect(try await f.client.result("aria2.pause", [.string(a)]) == .string(a))
-            #expect(try await waiting() == [b, d, c, a])
-            #expect(try await f.client.error("aria2.changePosition", [.string(a), 0, "POS_SET"]).message.contains("is paused"))
+            #expect(try await waiting() == [b, d, a, c])
+            #expect(try await f.status(a, ["status"]) == ["status": "paused"])
+            #expect(try await move(a, -1, "POS_CUR") == 1)
+            #expect(try await waiting() == [b, a, d, c])
+            #expect(try await f.status(a, ["status"]) == ["status": "paused"])
+            let e = try await f.add(f.url("e.bin", seed: 5), ["pause": "true"], position: 0)
+            #expect(try await waiting() == [e, b, a, d, c])
+            #expect(try await move(e, 0, "POS_END") == 4)
+            #expect(Aria2Fixture.gids(try await f.client.result("aria2.tellWaiting", [1, 2])) == [a, d])
             #expect(try await f.client.error("aria2.changePosition", [.string(blocker), 0, "POS_SET"]).message
                 == "GID#\(blocker) not found in the waiting queue.")
             #expect(try await f.client.error("aria2.changePosition", [.string(b), 0, "POS_NOWHERE"]).message.hasPrefix("Illegal argument"))
             #expect(try await f.client.result("aria2.unpause", [.string(a)]) == .string(a))
-            #expect(try await waiting() == [b, d, c, a])
+            #expect(try await waiting() == [b, a, d, c, e])
             #expect(try await f.client.result("aria2.remove", [.string(blocker)]) == .string(blocker))
             // The notifications, not the manager: the start of the last one must have been sent.
-            for gid in [b, d, c, a] { try await f.sink.waitFor("aria2.onDownloadComplete", gid: gid) }
+            for gid in [b, a, d, c] { try await f.sink.waitFor("aria2.onDownloadComplete", gid: gid) }
             let starts = f.sink.received.filter { $0.method == "aria2.onDownloadStart" && $0.gid != blocker }.map(\.gid)
-            #expect(starts == [b, d, c, a])
+            #expect(starts == [b, a, d, c])
+            #expect(try await f.status(e, ["status"]) == ["status": "paused"])
         }
     }
 

@@ -75,6 +75,70 @@ import Testing
         }
     }
 
+    /// Paused downloads keep their place in the one waiting queue: pausing a queued one leaves
+    /// it where it was, it moves like a queued one and stays paused, a running one paused goes
+    /// to the front of its priority, and resumed ones wait from the place they kept.
+    @Test func pausedDownloadsKeepTheirPlace() async throws {
+        try await withTestServer { server in
+            let directory = try RPCTest.temporaryDirectory()
+            try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
+                let blocker = try await manager.add(request(server, "blocker.bin", in: directory, size: 2_000_000, rate: 100_000))
+                try await waitUntil(manager, "the blocker to run") { await $0.info(blocker)?.state == .running }
+                var ids: [DownloadID] = []
+                for n in 1...3 {
+                    ids.append(try await manager.add(request(server, "q\(n).bin", in: directory, size: 2_000_000, seed: n, rate: 100_000)))
+                }
+                let (q1, q2, q3) = (ids[0], ids[1], ids[2])
+                try await manager.pause(q2)
+                #expect(await manager.waitingInQueueOrder() == [q1, q2, q3])
+                #expect(await manager.queuedInStartOrder() == [q1, q3])
+                #expect(try await manager.moveInQueue(q2, toIndex: 0) == 0)
+                #expect(await manager.waitingInQueueOrder() == [q2, q1, q3])
+                #expect(await manager.info(q2)?.state == .paused)
+                // The running one paused frees its slot for q1 and waits, paused, at the front of
+                // its priority: behind q2, whose move to the front gave it a higher priority.
+                try await manager.pause(blocker)
+                #expect(await manager.waitingInQueueOrder() == [q2, blocker, q3])
+                #expect(await manager.info(q1)?.state == .running)
+                try await manager.resume(q2)
+                #expect(await manager.queuedInStartOrder() == [q2, q3])
+                try await manager.resume(blocker)
+                #expect(await manager.queuedInStartOrder() == [q2, blocker, q3])
+                // A paused download cannot be moved once it has no place (canceled).
+                try await manager.cancel(q3)
+                await #expect(throws: HaulError.self) { try await manager.moveInQueue(q3, toIndex: 0) }
+                #expect(await manager.waitingInQueueOrder() == [q2, blocker])
+                for id in [q1, q2, blocker] { try await manager.cancel(id) }
+            }
+        }
+    }
+
+    /// Paused downloads have their places in the queue again when the store is opened once
+    /// more, a move among them included (stored as the moved download's priority).
+    @Test func pausedPlacesSurviveReopening() async throws {
+        let root = try RPCTest.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: root) }
+        let state = root.appendingPathComponent("state")
+        let configuration = RPCTest.fastConfiguration(maxConcurrent: 1)
+        let first = try await DownloadManager.open(stateDirectory: state, configuration: configuration)
+        var ids: [DownloadID] = []
+        for n in 1...3 {
+            // Never fetched: paused downloads open no connection.
+            let request = DownloadRequest(url: URL(string: "http://127.0.0.1:9/p\(n).bin")!, directory: root)
+            ids.append(try await first.add(request, queueIndex: nil, paused: true))
+        }
+        #expect(try await first.moveInQueue(ids[2], toIndex: 0) == 0)
+        #expect(await first.waitingInQueueOrder() == [ids[2], ids[0], ids[1]])
+        await first.shutdown()
+        let second = try await DownloadManager.open(stateDirectory: state, configuration: configuration)
+        #expect(await second.waitingInQueueOrder() == [ids[2], ids[0], ids[1]])
+        #expect(await second.queuedInStartOrder() == [])
+        #expect(await second.downloadIDs(inStates: [.paused]).count == 3)
+        #expect(try await second.moveInQueue(ids[1], toIndex: 1) == 1)
+        #expect(await second.waitingInQueueOrder() == [ids[2], ids[1], ids[0]])
+        await second.shutdown()
+    }
+
     /// Added paused, a download is stored and announced (queued, then paused) and does not
     /// start until resumed; added at a queue index, it takes that place.
     @Test func addPausedOrAtAPosition() async throws {

@@ -72,10 +72,11 @@ struct DownloadStateMachineTests {
         #expect(canceled.cancel() == .cancelRetryAndDiscard)
     }
 
-    /// Queued downloads pause and cancel at once, without a transfer to stop (leaving the queue).
+    /// Queued downloads pause and cancel at once, without a transfer to stop (a paused one
+    /// keeps its place in the queue).
     @Test func queuedPauseAndCancel() {
         var machine = DownloadStateMachine()
-        #expect(machine.pause() == .leaveQueue(then: .reportPaused))
+        #expect(machine.pause() == .holdInQueue(then: .reportPaused))
         #expect(machine.cancel() == .discardAndReportCanceled)
     }
 
@@ -240,10 +241,11 @@ struct RestartTransferTests {
         #expect(blocked.transferEnded(.blocked(full)) == .reclaimSlot(then: .reportPausedBecause(full)))
     }
 
-    /// A queued download paused or canceled leaves the scheduler's queue first.
+    /// A queued download paused keeps its place in the scheduler's queue, held; canceled, it
+    /// leaves the queue first.
     @Test func queuedDownloadsLeaveTheQueue() {
         var paused = DownloadStateMachine()
-        #expect(paused.pause() == .leaveQueue(then: .reportPaused))
+        #expect(paused.pause() == .holdInQueue(then: .reportPaused))
         #expect(paused.publicState == .paused)
         var canceled = DownloadStateMachine()
         #expect(canceled.cancel() == .leaveQueue(then: .discardAndReportCanceled))

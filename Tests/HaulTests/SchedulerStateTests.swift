@@ -154,4 +154,77 @@ struct SchedulerStateTests {
         scheduler.finished(id(1))
         #expect(scheduler.admit() == [id(2)])
     }
+
+    /// A held (paused) download keeps its place: it is passed over while held, listed in the
+    /// waiting order among the others, and starts from that place once released.
+    @Test func heldDownloadsKeepTheirPlace() {
+        var scheduler = SchedulerState(limits: .init(global: 1, perHost: nil))
+        for n in 1...4 { scheduler.enqueue(id(UInt64(n)), host: "a", priority: 0) }
+        scheduler.hold(id(1))
+        scheduler.hold(id(3))
+        #expect(scheduler.isHeld(id(1)) && !scheduler.isQueued(id(1)) && scheduler.hasPlace(id(1)))
+        #expect(scheduler.queuedCount == 2)
+        #expect(scheduler.waitingOrder() == [id(1), id(2), id(3), id(4)])
+        #expect(scheduler.admit() == [id(2)])
+        #expect(scheduler.waitingOrder() == [id(1), id(3), id(4)])
+        scheduler.release(id(3))
+        scheduler.finished(id(2))
+        #expect(scheduler.admit() == [id(3)])
+        scheduler.finished(id(3))
+        #expect(scheduler.admit() == [id(4)])
+        scheduler.finished(id(4))
+        #expect(scheduler.admit() == [])
+        #expect(scheduler.waitingOrder() == [id(1)])
+        let released = scheduler.release(id(1))
+        let releasedTwice = scheduler.release(id(1))
+        #expect(released && !releasedTwice)
+        #expect(scheduler.admit() == [id(1)])
+    }
+
+    /// A download enqueued held (added paused, or paused out of a slot at the front) is never
+    /// started until released, and a dequeued held download leaves no place behind.
+    @Test func enqueuedHeldAtTheFront() {
+        var scheduler = SchedulerState(limits: .init(global: 1, perHost: nil))
+        scheduler.enqueue(id(1), host: "a", priority: 0)
+        scheduler.enqueue(id(2), host: "a", priority: 0, held: true)
+        scheduler.enqueue(id(3), host: "a", priority: 0, held: true, atFront: true)
+        #expect(scheduler.waitingOrder() == [id(3), id(1), id(2)])
+        #expect(scheduler.admit() == [id(1)])
+        scheduler.finished(id(1))
+        #expect(scheduler.admit() == [])
+        scheduler.dequeue(id(3))
+        #expect(scheduler.waitingOrder() == [id(2)])
+        #expect(!scheduler.hasPlace(id(3)))
+        scheduler.enqueue(id(4), host: "a", priority: 0, atFront: true)
+        #expect(scheduler.waitingOrder() == [id(4), id(2)])
+        #expect(scheduler.admit() == [id(4)])
+    }
+
+    /// Many held downloads at the front of a lane do not stop a queued one behind them, and
+    /// one released later in the lane still starts before those queued after it.
+    @Test func heldRunAtTheFrontIsPassedOver() {
+        var scheduler = SchedulerState(limits: .init(global: 1, perHost: nil))
+        for n in 1...1_000 { scheduler.enqueue(id(UInt64(n)), host: "a", priority: 0, held: true) }
+        scheduler.enqueue(id(2_000), host: "a", priority: 0)
+        scheduler.enqueue(id(2_001), host: "a", priority: 0)
+        #expect(scheduler.admit() == [id(2_000)])
+        scheduler.finished(id(2_000))
+        scheduler.release(id(500))
+        #expect(scheduler.admit() == [id(500)])
+        scheduler.finished(id(500))
+        #expect(scheduler.admit() == [id(2_001)])
+        #expect(scheduler.waitingOrder().count == 999)
+    }
+
+    /// Sequential groups: a held download does not keep its group open, and counts again for
+    /// it once released.
+    @Test func heldDownloadsLeaveTheirSequentialGroup() {
+        var scheduler = SchedulerState(limits: .init(global: 2, perHost: nil, sequentialGroups: true))
+        scheduler.enqueue(id(1), host: "a", priority: 0, group: 1)
+        scheduler.enqueue(id(2), host: "a", priority: 0, group: 2)
+        scheduler.hold(id(1))
+        #expect(scheduler.admit() == [id(2)])
+        scheduler.release(id(1))
+        #expect(scheduler.admit() == [id(1)])
+    }
 }

@@ -195,6 +195,23 @@ class Run:
         check(self.download(queued.gid).status in ("waiting", "active"), f"after unpauseAll: {self.download(queued.gid).status}")
         check(self.api.remove([self.download(queued.gid)]) == [True], "remove did not succeed")
 
+        self.step("paused downloads keep their place in the waiting queue and move in it")
+        held = [self.api.add_uris([self.url(f"held-{n}.bin", 1024, 10 + n)], options={"pause": "true"}) for n in range(3)]
+        first, second, third = (download.gid for download in held)
+
+        def waiting_order():
+            mine = {first, second, third}
+            return [entry["gid"] for entry in self.api.client.tell_waiting(0, 1000, ["gid"]) if entry["gid"] in mine]
+
+        check(waiting_order() == [first, second, third], f"tellWaiting order {waiting_order()}")
+        check(self.api.move_to_top(self.download(third)) == 0, "move_to_top of a paused download did not answer 0")
+        check(waiting_order() == [third, first, second], f"after move_to_top: {waiting_order()}")
+        moved = self.api.move_up(self.download(second))
+        check(waiting_order() == [third, second, first], f"after move_up: {waiting_order()} (answered {moved})")
+        check(all(self.download(gid).is_paused for gid in (first, second, third)), "a moved download is no longer paused")
+        check(self.api.remove([self.download(gid) for gid in (first, second, third)]) == [True, True, True],
+              "remove of the paused downloads")
+
         self.step("remove the finished downloads' results")
         check(self.api.remove([self.download(fast.gid), self.download(slow.gid)]) == [True, True], "remove of results")
         remaining = {download.gid for download in self.api.get_downloads()}

@@ -69,6 +69,9 @@ struct DownloadStateMachine: Sendable {
         indirect case reclaimSlot(then: Action)
         /// Take the download out of the scheduler's queue, then carry out the action.
         indirect case leaveQueue(then: Action)
+        /// Keep the download's place in the scheduler's queue but start it no more (paused
+        /// while waiting, as in aria2's one waiting queue), then carry out the action.
+        indirect case holdInQueue(then: Action)
     }
 
     /// How a transfer task ended.
@@ -208,7 +211,7 @@ struct DownloadStateMachine: Sendable {
         switch state {
         case .queued:
             state = .paused
-            return .leaveQueue(then: .reportPaused)
+            return .holdInQueue(then: .reportPaused)
         case .running, .stopping(.restart):
             // A restart under way becomes a pause; the caller waits for the same transfer's end.
             state = .stopping(.pause)

@@ -6,9 +6,13 @@ import NIOCore
 /// beyond the limits it is given. Higher priority first; first in, first out within a
 /// priority. A download blocked by its host's limit does not block others behind it.
 ///
-/// Removal from the middle of the queue (pause, cancel) is lazy: the entry stays in its lane
+/// Removal from the middle of the queue (cancel, moves) is lazy: the entry stays in its lane
 /// and is skipped when reached, which keeps every operation O(1) amortised even with
 /// 100,000 queued downloads.
+///
+/// A paused download keeps its place, as in aria2's single waiting queue: its entry is *held*,
+/// stays in its lane and is passed over by `admit` until it is released. Passing over held
+/// entries costs one step each per `admit` scan, like entries blocked by their host's limit.
 struct SchedulerState: Sendable {
     struct Limits: Sendable, Hashable {
         /// Downloads fetching at once, across all hosts (see `handOver`).
@@ -29,12 +33,27 @@ struct SchedulerState: Sendable {
     }
 
     var limits: Limits
+    /// One priority's FIFO of entries.
+    private struct Lane: Sendable {
+        var entries = CircularBuffer<Entry>(initialCapacity: 16)
+        /// Entries before this index are held or stale, so `admit` starts its scan here and a
+        /// long run of paused downloads at the front is passed over once, not on every scan.
+        /// Reset when an entry before it may have become startable (release, front insert).
+        var settled = 0
+    }
+
     /// Priority → FIFO lane.
-    private var lanes: [Int: CircularBuffer<Entry>] = [:]
+    private var lanes: [Int: Lane] = [:]
     /// Lane priorities, highest first.
     private var priorities: [Int] = []
-    /// The live ticket of every queued download.
-    private var queued: [DownloadID: UInt64] = [:]
+    /// The live ticket of every entry in the lanes: queued and held downloads.
+    private var waiting: [DownloadID: UInt64] = [:]
+    /// Held (paused) downloads among `waiting`, with the group ordinal they count for again
+    /// once released (nil without sequential groups or without a group).
+    private var held: [DownloadID: HeldEntry] = [:]
+    private struct HeldEntry: Sendable {
+        let group: Int32?
+    }
     /// Queued and running downloads per group ordinal, kept only for sequential groups.
     private var activePerGroup: [Int32: Int] = [:]
     private var groupOf: [DownloadID: Int32] = [:]
@@ -49,33 +68,88 @@ struct SchedulerState: Sendable {
         self.limits = limits
     }
 
-    var queuedCount: Int { queued.count }
+    /// Downloads waiting for a slot (held ones not counted).
+    var queuedCount: Int { waiting.count - held.count }
     var runningCount: Int { runningHosts.count }
     /// Whether the download holds a slot, or held one and handed it over without finishing.
     func isAdmitted(_ id: DownloadID) -> Bool { runningHosts[id] != nil || handedOver.contains(id) }
-    func isQueued(_ id: DownloadID) -> Bool { queued[id] != nil }
+    /// Whether the download waits for a slot (in the queue and not held).
+    func isQueued(_ id: DownloadID) -> Bool { waiting[id] != nil && held[id] == nil }
+    /// Whether the download is held (paused) at its place in the queue.
+    func isHeld(_ id: DownloadID) -> Bool { held[id] != nil }
+    /// Whether the download has a place in the queue, held or not.
+    func hasPlace(_ id: DownloadID) -> Bool { waiting[id] != nil }
 
-    /// Adds a download to the back of its priority's lane.
-    mutating func enqueue(_ id: DownloadID, host: String, priority: Int, group: Int32? = nil) {
-        precondition(queued[id] == nil && runningHosts[id] == nil, "\(id) is already scheduled")
+    /// Adds a download to the back (or, with `atFront`, the front) of its priority's lane;
+    /// `held` ones keep that place without being started until `release`d.
+    mutating func enqueue(_ id: DownloadID, host: String, priority: Int, group: Int32? = nil, held isHeld: Bool = false, atFront: Bool = false) {
+        precondition(waiting[id] == nil && runningHosts[id] == nil, "\(id) is already scheduled")
         nextTicket += 1
-        queued[id] = nextTicket
-        if limits.sequentialGroups, let group {
-            groupOf[id] = group
-            activePerGroup[group, default: 0] += 1
+        waiting[id] = nextTicket
+        let counted = limits.sequentialGroups ? group : nil
+        if isHeld {
+            held[id] = HeldEntry(group: counted)
+        } else {
+            joinGroup(id, counted)
         }
         if lanes[priority] == nil {
-            lanes[priority] = CircularBuffer(initialCapacity: 16)
+            lanes[priority] = Lane()
             priorities.append(priority)
             priorities.sort(by: >)
         }
-        lanes[priority]!.append(Entry(id: id, host: host, ticket: nextTicket, group: group))
+        let entry = Entry(id: id, host: host, ticket: nextTicket, group: group)
+        if atFront {
+            lanes[priority]!.entries.prepend(entry)
+            lanes[priority]!.settled = isHeld ? lanes[priority]!.settled + 1 : 0
+        } else {
+            lanes[priority]!.entries.append(entry)
+        }
     }
 
-    /// Takes a queued download out of the queue (paused or canceled while waiting).
+    /// Takes a download out of the queue, held or not (canceled, removed, or queued again
+    /// elsewhere).
     mutating func dequeue(_ id: DownloadID) {
-        guard queued.removeValue(forKey: id) != nil else { return }
+        guard waiting.removeValue(forKey: id) != nil else { return }
+        if held.removeValue(forKey: id) == nil { leaveGroup(id) }
+    }
+
+    /// A queued download is paused: it keeps its place but is not started, and no longer
+    /// holds its sequential group open.
+    mutating func hold(_ id: DownloadID) {
+        guard waiting[id] != nil, held[id] == nil else { return }
+        held[id] = HeldEntry(group: groupOf[id])
         leaveGroup(id)
+    }
+
+    /// A held download is resumed: it waits for a slot from the place it kept. Returns false
+    /// when it was not held (it has no place; the caller enqueues it).
+    @discardableResult
+    mutating func release(_ id: DownloadID) -> Bool {
+        guard let entry = held.removeValue(forKey: id) else { return false }
+        joinGroup(id, entry.group)
+        // Its lane is not recorded here; lanes are few, so all of them scan from the start again.
+        for priority in priorities { lanes[priority]?.settled = 0 }
+        return true
+    }
+
+    /// Queued and held downloads in the queue's one order: higher priority first, then lane
+    /// order. O(entries in the lanes, stale ones included).
+    func waitingOrder() -> [DownloadID] {
+        var result: [DownloadID] = []
+        result.reserveCapacity(waiting.count)
+        for priority in priorities {
+            guard let lane = lanes[priority] else { continue }
+            for entry in lane.entries where waiting[entry.id] == entry.ticket {
+                result.append(entry.id)
+            }
+        }
+        return result
+    }
+
+    private mutating func joinGroup(_ id: DownloadID, _ group: Int32?) {
+        guard let group else { return }
+        groupOf[id] = group
+        activePerGroup[group, default: 0] += 1
     }
 
     private mutating func leaveGroup(_ id: DownloadID) {
@@ -130,7 +204,7 @@ struct SchedulerState: Sendable {
     mutating func admit() -> [DownloadID] {
         var started: [DownloadID] = []
         var laneIndex = 0
-        while runningHosts.count < limits.global, laneIndex < priorities.count {
+        while runningHosts.count < limits.global, queuedCount > 0, laneIndex < priorities.count {
             let priority = priorities[laneIndex]
             if let id = admitFromLane(priority) {
                 started.append(id)
@@ -142,26 +216,35 @@ struct SchedulerState: Sendable {
         return started
     }
 
-    /// Admits the first eligible entry of a lane, discarding stale entries on the way.
+    /// Admits the first eligible entry of a lane, discarding stale entries at its front and
+    /// moving its `settled` mark past held and stale ones on the way.
     private mutating func admitFromLane(_ priority: Int) -> DownloadID? {
         guard var lane = lanes.removeValue(forKey: priority) else { return nil }
         defer { lanes[priority] = lane }
         // Stale entries at the front are dropped for good.
-        while let first = lane.first, queued[first.id] != first.ticket {
-            lane.removeFirst()
+        while let first = lane.entries.first, waiting[first.id] != first.ticket {
+            lane.entries.removeFirst()
+            lane.settled = max(0, lane.settled - 1)
         }
+        lane.settled = min(lane.settled, lane.entries.count)
         let current = currentGroup
-        var index = lane.startIndex
-        while index != lane.endIndex {
-            let entry = lane[index]
-            if queued[entry.id] == entry.ticket, hostHasRoom(entry.host), entry.group == nil || current == nil || entry.group == current {
-                lane.remove(at: index)
-                queued[entry.id] = nil
-                runningHosts[entry.id] = entry.host
-                runningPerHost[entry.host, default: 0] += 1
-                return entry.id
+        var offset = lane.settled
+        var index = lane.entries.index(lane.entries.startIndex, offsetBy: offset)
+        while index != lane.entries.endIndex {
+            let entry = lane.entries[index]
+            if waiting[entry.id] == entry.ticket, held[entry.id] == nil {
+                if hostHasRoom(entry.host), entry.group == nil || current == nil || entry.group == current {
+                    lane.entries.remove(at: index)
+                    waiting[entry.id] = nil
+                    runningHosts[entry.id] = entry.host
+                    runningPerHost[entry.host, default: 0] += 1
+                    return entry.id
+                }
+            } else if offset == lane.settled {
+                lane.settled += 1
             }
-            index = lane.index(after: index)
+            offset += 1
+            index = lane.entries.index(after: index)
         }
         return nil
     }
@@ -173,7 +256,7 @@ struct SchedulerState: Sendable {
 
     private mutating func dropEmptyLanes() {
         priorities.removeAll { priority in
-            if lanes[priority]?.isEmpty ?? true {
+            if lanes[priority]?.entries.isEmpty ?? true {
                 lanes[priority] = nil
                 return true
             }

@@ -16,7 +16,7 @@ extension DownloadManager {
         switch action {
         // Starting is not worth a write: recovery treats running and queued alike. Slot
         // moves are not stored at all; a wrapped action decides for itself.
-        case .none, .rejected, .stopTransfer, .startTransfer, .handOverSlot, .reclaimSlot, .leaveQueue: break
+        case .none, .rejected, .stopTransfer, .startTransfer, .handOverSlot, .reclaimSlot, .leaveQueue, .holdInQueue: break
         default: markDirty(id)
         }
         switch action {
@@ -33,6 +33,10 @@ extension DownloadManager {
             scheduler.dequeue(id)
             perform(next, for: id)
             return
+        case .holdInQueue(let next):
+            scheduler.hold(id)
+            perform(next, for: id)
+            return
         case .startTransfer(let attempt):
             startTransfer(id, attempt: attempt)
         case .stopTransfer:
@@ -43,6 +47,7 @@ extension DownloadManager {
             records[id]?.details.retryTimer?.cancel()
             records[id]?.details.retryTimer = nil
             releaseSlot(id)
+            keepPlaceWhilePaused(id)
             hub.emit(.paused(id, reason: nil))
         case .cancelRetryAndDiscard:
             records[id]?.details.retryTimer?.cancel()
@@ -51,11 +56,13 @@ extension DownloadManager {
             discard(id)
         case .reportPaused:
             releaseSlot(id)
+            keepPlaceWhilePaused(id)
             records[id]?.details.progress.bytesPerSecond = 0
             hub.emit(.paused(id, reason: nil))
             wakeStopWaiters(id)
         case .reportPausedBecause(let error):
             releaseSlot(id)
+            keepPlaceWhilePaused(id)
             records[id]?.details.error = error
             records[id]?.details.progress.bytesPerSecond = 0
             hub.emit(.paused(id, reason: error))
@@ -96,7 +103,8 @@ extension DownloadManager {
             claimPartKey(id)
             records[id]?.details.error = nil
             retention.withdraw(id)
-            enqueueForScheduling(record)
+            // A paused download resumes from the place it kept in the queue.
+            if !scheduler.release(id) { enqueueForScheduling(record) }
             hub.emit(.resumed(id))
             admitQueued()
         }
@@ -212,7 +220,15 @@ extension DownloadManager {
         admitQueued()
     }
 
+    /// A download paused out of a slot (or a retry wait) goes to the front of its priority's
+    /// lane, held: aria2 puts a paused active download at the front of its waiting queue.
+    private func keepPlaceWhilePaused(_ id: DownloadID) {
+        guard let record = records[id], record.machine.state == .paused, !scheduler.hasPlace(id) else { return }
+        enqueueForScheduling(record, held: true, atFront: true)
+    }
+
     private func discard(_ id: DownloadID) {
+        scheduler.dequeue(id)
         guard let record = records[id] else { return }
         // The part file may meanwhile belong to a newer download of the same request.
         if ownsPartFile(record) {

@@ -25,7 +25,8 @@ extension DownloadManager {
     static let bulkWriteRows = 1_000
 
     /// Writes new downloads in one transaction, then queues them for the scheduler (a single
-    /// one at `queueIndex` of the queue, when given) or, held back, reports them paused.
+    /// one at `queueIndex` of the waiting queue, when given); held back ones are reported
+    /// paused and keep their place in the queue without being started.
     func persistNew(_ ids: [DownloadID], queueIndex: Int? = nil) async throws(HaulError) {
         var rows = ids.compactMap { records[$0].map(storedDownload) }
         do {
@@ -40,11 +41,10 @@ extension DownloadManager {
         for id in ids {
             guard let record = records[id] else { continue }
             hub.emit(.queued(id))
-            if record.machine.state == .paused {
-                hub.emit(.paused(id, reason: nil))
-                continue
-            }
-            enqueueForScheduling(record)
+            let paused = record.machine.state == .paused
+            if paused { hub.emit(.paused(id, reason: nil)) }
+            // Paused ones take their place in the queue too, held (aria2's one waiting queue).
+            enqueueForScheduling(record, held: paused)
             if let queueIndex { _ = try? moveInQueue(id, toIndex: queueIndex) }
         }
         admitQueued()

@@ -37,7 +37,9 @@ extension DownloadManager {
                 record.details.progress = TransferProgress(completedBytes: durable.durableOffset, expectedBytes: durable.expectedLength)
             }
             adoptLoaded(record)
-            if state == .queued { enqueueForScheduling(record) }
+            if state == .queued || record.machine.state == .paused {
+                enqueueForScheduling(record, held: state != .queued)
+            }
             if Self.machineState(row) != record.machine.state || row.state == .running { markDirty(row.id) }
         }
         // Finished downloads loaded may be forgotten like those finishing from now on: alone,

@@ -52,7 +52,8 @@ extension DownloadManager {
     }
 
     /// Queued downloads in the order the scheduler will start them: higher priority first,
-    /// then first in, first out (per-host limits aside). Paused downloads are not queued.
+    /// then first in, first out (per-host limits aside). Paused downloads are left out (see
+    /// `waitingInQueueOrder()`).
     ///
     /// Read by letting a copy of the scheduler admit everything, so the order is the
     /// scheduler's own and never a second bookkeeping that could drift from it. O(queued).
@@ -62,11 +63,20 @@ extension DownloadManager {
         return copy.admit()
     }
 
+    /// Queued and paused downloads in the queue's one order, as aria2's waiting queue: a
+    /// paused download keeps its place (it is passed over until resumed), and one paused
+    /// while running goes to the front of its priority. Failed downloads have no place.
+    /// `moveInQueue` indices refer to this order. O(queue).
+    public func waitingInQueueOrder() -> [DownloadID] {
+        scheduler.waitingOrder()
+    }
+
     // MARK: Adding
 
     /// Like `add(_:)`, and then: with `paused`, the download is stored paused and waits for
-    /// `resume(_:)` (events: `.queued`, then `.paused`); with `queueIndex`, it is moved to that
-    /// index of `queuedInStartOrder()` (clamped) before any slot is handed out.
+    /// `resume(_:)` (events: `.queued`, then `.paused`) at its place in the queue; with
+    /// `queueIndex`, it is moved to that index of `waitingInQueueOrder()` (clamped) before any
+    /// slot is handed out, paused or not.
     @discardableResult
     public func add(_ request: DownloadRequest, queueIndex: Int?, paused: Bool) async throws(HaulError) -> DownloadID {
         try await addNew([request], group: nil, paused: paused, queueIndex: queueIndex)[0]
@@ -74,45 +84,35 @@ extension DownloadManager {
 
     // MARK: The queue and its limit
 
-    /// Moves a queued download to `index` of `queuedInStartOrder()` (clamped to the queue)
-    /// and returns the index it now has. Throws `.unknownDownload`, or `.invalidState` when
-    /// the download is not queued (running, paused or finished downloads have no place in it).
+    /// Moves a queued or paused download to `index` of `waitingInQueueOrder()` (clamped to
+    /// the queue) and returns the index it now has; a paused one stays paused at its new
+    /// place. Throws `.unknownDownload`, or `.invalidState` when the download has no place in
+    /// the queue (running, failed or finished downloads).
     ///
-    /// The scheduler orders by priority, then by enqueue order, so the download takes the
-    /// priority of its new predecessor (at the front: one more than its successor's) and the
-    /// downloads of that priority behind it are queued again after it. Its request's
-    /// `priority` changes accordingly and is stored. Cost: the downloads queued again, each
-    /// leaving a stale entry that the scheduler drops when it reaches it.
+    /// The rule is `QueueMove`'s: the download takes the priority of its new predecessor and
+    /// those behind it in that priority are queued again after it. Its request's `priority`
+    /// changes accordingly and is stored. Cost: the downloads queued again, each leaving a
+    /// stale entry that the scheduler drops when it reaches it.
     @discardableResult
     public func moveInQueue(_ id: DownloadID, toIndex index: Int) throws(HaulError) -> Int {
         guard let record = records[id] else { throw unknown(id) }
-        guard record.machine.state == .queued, scheduler.isQueued(id) else {
+        guard record.machine.state == .queued || record.machine.state == .paused, scheduler.hasPlace(id) else {
             throw HaulError(.invalidState, "download \(id) is \(record.machine.publicState.rawValue), not waiting in the queue")
         }
-        var queue = queuedInStartOrder()
-        guard let from = queue.firstIndex(of: id) else {
+        let priorityOf = { (other: DownloadID) in self.records[other]?.kept.priority ?? 0 }
+        guard let move = QueueMove(moving: id, in: waitingInQueueOrder(), to: index, priorityOf: priorityOf) else {
             throw HaulError(.invalidState, "download \(id) is not waiting in the queue")
         }
-        let target = min(max(0, index), queue.count - 1)
-        guard target != from else { return target }
-        queue.remove(at: from)
-        queue.insert(id, at: target)
-        let priorityOf = { (other: DownloadID) in self.records[other]?.kept.priority ?? 0 }
-        let priority = target == 0 ? priorityOf(queue[1]) + 1 : priorityOf(queue[target - 1])
-        // Those behind it in its new lane must be queued again after it, in order.
-        var requeue = [id]
-        for other in queue[(target + 1)...] {
-            guard priorityOf(other) == priority else { break }
-            requeue.append(other)
-        }
-        records[id]?.kept.priority = priority
+        guard !move.requeue.isEmpty else { return move.index }
+        records[id]?.kept.priority = move.priority
         markWholeRowDirty(id)
-        for other in requeue {
+        for other in move.requeue {
             guard let record = records[other] else { continue }
+            let held = scheduler.isHeld(other)
             scheduler.dequeue(other)
-            enqueueForScheduling(record)
+            enqueueForScheduling(record, held: held)
         }
-        return target
+        return move.index
     }
 
     /// The global limit of downloads fetching at once, as it is now.
@@ -131,7 +131,8 @@ extension DownloadManager {
 
     /// Pauses every queued and running download, keeping bytes and resume state, and returns
     /// once all of them have stopped. Queued ones are paused first, so that no slot freed by a
-    /// running one starts a queued download on the way.
+    /// running one starts a queued download on the way. All keep their places in the queue;
+    /// the running ones go to the front, in the order they were added.
     public func pauseAll() async {
         var stopping: [DownloadID] = []
         for wanted in [DownloadState.queued, .running] {
@@ -145,6 +146,13 @@ extension DownloadManager {
             }
         }
         for id in stopping { await waitUntilStopped(id) }
+        // Each went to the front of its priority as it stopped, in whatever order they
+        // stopped; as a batch they take the front in the order they were added.
+        for id in stopping.reversed() where scheduler.isHeld(id) {
+            guard let record = records[id] else { continue }
+            scheduler.dequeue(id)
+            enqueueForScheduling(record, held: true, atFront: true)
+        }
     }
 
     /// Queues every paused download again (not failed ones), in the order they were added,
@@ -215,11 +223,13 @@ extension DownloadManager {
         case .running, .stopping:
             throw HaulError(.invalidState, "download \(id) is starting or stopping; change it once it has")
         }
-        let queueIndex = record.machine.state == .queued ? queuedInStartOrder().firstIndex(of: id) : nil
+        // Queued and paused ones keep their place (its host may change with the request).
+        let queueIndex = scheduler.hasPlace(id) ? waitingInQueueOrder().firstIndex(of: id) : nil
+        let held = scheduler.isHeld(id)
         if queueIndex != nil { scheduler.dequeue(id) }
         swapRequest(of: id, for: request)
         if let queueIndex, let updated = records[id] {
-            enqueueForScheduling(updated)
+            enqueueForScheduling(updated, held: held)
             _ = try? moveInQueue(id, toIndex: queueIndex)
         }
     }

@@ -157,11 +157,12 @@ public actor DownloadManager {
         groups.create(name)
     }
 
-    /// Where the scheduler queues a download: its host, priority and group's place.
-    func enqueueForScheduling(_ record: Record) {
+    /// Where the scheduler queues a download: its host, priority and group's place; `held`
+    /// for a paused download, which keeps a place without being started.
+    func enqueueForScheduling(_ record: Record, held: Bool = false, atFront: Bool = false) {
         scheduler.enqueue(
             record.id, host: record.host, priority: record.kept.priority,
-            group: record.group.flatMap { groups[$0]?.ordinal })
+            group: record.group.flatMap { groups[$0]?.ordinal }, held: held, atFront: atFront)
     }
 
     /// The group with this name, if one was added.

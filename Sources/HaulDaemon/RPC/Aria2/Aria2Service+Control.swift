@@ -41,16 +41,14 @@ extension Aria2Service {
         return "OK"
     }
 
-    /// `changePosition(gid, pos, how)` → the new position in the queue.
+    /// `changePosition(gid, pos, how)` → the new position in the waiting queue, which holds
+    /// queued and paused downloads in one order (a paused one moves and stays paused).
     func changePosition(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let gid = try p.string(0, "gid")
         let pos = try p.integer(1, "pos")
         let how = try p.string(2, "how")
         let info = try await download(gid)
-        if info.state == .paused {
-            throw .failed("GID#\(info.id) is paused; Haul keeps paused downloads out of the queue, so unpause it first")
-        }
-        let queue = await manager.queuedInStartOrder()
+        let queue = await manager.waitingInQueueOrder()
         guard let current = queue.firstIndex(of: info.id) else {
             throw .failed("GID#\(info.id) not found in the waiting queue.")
         }

@@ -23,10 +23,11 @@ extension Aria2Service {
         return await entries(ids, keys: keys)
     }
 
-    /// `tellWaiting(offset, num[, keys])`: queued downloads in start order, then paused ones.
+    /// `tellWaiting(offset, num[, keys])`: queued and paused downloads in the waiting queue's
+    /// one order (paused ones keep their place among the others, as in aria2).
     func tellWaiting(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let (offset, num, keys) = try page(p)
-        let ids = await manager.queuedInStartOrder() + manager.downloadIDs(inStates: [.paused])
+        let ids = await manager.waitingInQueueOrder()
         return await entries(Aria2Pagination.page(count: ids.count, offset: offset, num: num).map { ids[$0] }, keys: keys)
     }
 

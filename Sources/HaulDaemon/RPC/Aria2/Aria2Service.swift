@@ -31,8 +31,9 @@ public struct Aria2Configuration: Sendable {
 /// are GIDs. Register the methods with `register(in:)`. Where Haul differs from aria2:
 /// - one URI per download (no mirrors); `out` is a file name, and `dir` must stay inside the
 ///   download directory;
-/// - paused downloads are listed after the queued ones in `tellWaiting`, and `changePosition`
-///   moves queued downloads only (`unpause` queues a download at the back);
+/// - the waiting queue is aria2's one queue (paused downloads keep their places in it), but a
+///   move is stored as a priority (`DownloadManager.moveInQueue`): after a restart, downloads
+///   of the same priority wait in the order they were added;
 /// - `tellStopped` lists finished downloads in the order they were added, not stopped;
 /// - a download gets `min(split, max-connection-per-server)` connections (at most 16) when the
 ///   server allows ranges; `max-download-limit` applies at once, even to a running download;
