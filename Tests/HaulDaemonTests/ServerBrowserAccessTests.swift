@@ -120,6 +120,31 @@ import Testing
         }
     }
 
+    /// Over HTTP, a single error answer is 400 and a result or a batch is 200, as from aria2;
+    /// the same for GET, while JSONP stays 200 so that the page's callback runs.
+    @Test func statusesFollowAria2() async throws {
+        var table = RPCMethodTable()
+        table.register("test.echo", secret: .notRequired) { parameters, _ in .array(parameters.values) }
+        let handler = JSONRPCHandler(methods: table, secret: try RPCSecret("x"))
+        try await withRunningDaemon(makeHandler: { _ in handler }) { daemon in
+            let port = daemon.addresses.tcpPort ?? 0
+            let result = try await Self.send(port, method: .POST, body: #"{"jsonrpc":"2.0","id":1,"method":"test.echo","params":[2]}"#)
+            #expect(result.status == 200 && result.body.contains(#""result":[2]"#))
+            let noID = try await Self.send(port, method: .POST, body: #"{"jsonrpc":"2.0","method":"test.echo"}"#)
+            #expect(noID.status == 400 && noID.body.contains("-32600"))
+            let batch = try await Self.send(port, method: .POST, body: #"[{"jsonrpc":"2.0","method":"test.echo"}]"#)
+            #expect(batch.status == 200 && batch.body.contains("-32600"))
+            let empty = try await Self.send(port, method: .POST, body: "[]")
+            #expect(empty.status == 200 && empty.body == "[]")
+            let unknown = try await Self.send(port, method: .GET, path: "/jsonrpc?method=nope&id=1")
+            #expect(unknown.status == 400)
+            let jsonp = try await Self.send(port, method: .GET, path: "/jsonrpc?method=nope&id=1&jsoncallback=cb")
+            #expect(jsonp.status == 200 && jsonp.body.hasPrefix("cb({\"error\""))
+            let got = try await Self.send(port, method: .GET, path: "/jsonrpc?method=test.echo&id=g&params=\(Self.base64("[3]"))")
+            #expect(got.status == 200 && got.body.contains(#""result":[3]"#))
+        }
+    }
+
     /// The policy's decisions, without a server.
     @Test func policyDecisions() {
         let none = RPCOriginPolicy()

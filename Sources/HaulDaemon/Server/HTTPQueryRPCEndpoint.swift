@@ -34,8 +34,10 @@ struct HTTPQueryRPCEndpoint: Sendable {
             answer = ByteBuffer(bytes: JSONRPCEncoding.encode(.object(["jsonrpc": .string("2.0"), "id": .null, "error": error])))
         }
         guard let callback else {
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: answer))
+            return Response(status: HTTPRPCEndpoint.status(of: answer), headers: [.contentType: "application/json"],
+                            body: ResponseBody(byteBuffer: answer))
         }
+        // JSONP stays 200 even for an error: a script tag runs no callback on an HTTP error.
         var script = ByteBuffer(string: callback + "(")
         script.writeImmutableBuffer(answer)
         script.writeString(")")
