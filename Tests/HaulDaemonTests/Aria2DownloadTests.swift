@@ -255,8 +255,8 @@ import Testing
         }
     }
 
-    /// The daemon's own methods: version, session, saving, shutdown requests, and a clear
-    /// refusal for BitTorrent and Metalink.
+    /// The daemon's own methods: version, session, saving, shutdown requests, a clear
+    /// refusal for BitTorrent and Metalink, and no peers for an HTTP download.
     @Test func daemonMethods() async throws {
         try await Aria2Fixture.run { f in
             #expect(try await f.client.result("aria2.getVersion")["version"] == .string(HaulVersion.current))
@@ -267,11 +267,15 @@ import Testing
             #expect(try await f.client.result("aria2.shutdown") == "OK")
             #expect(try await f.client.result("aria2.forceShutdown") == "OK")
             #expect(f.shutdownRequests.withLockedValue { $0 } == [false, true])
-            for (method, params) in [("aria2.addTorrent", ["AAAA"]), ("aria2.addMetalink", ["AAAA"]), ("aria2.getPeers", ["0000000000000001"])] as [(String, [JSONValue])] {
+            for (method, params) in [("aria2.addTorrent", ["AAAA"]), ("aria2.addMetalink", ["AAAA"])] as [(String, [JSONValue])] {
                 let error = try await f.client.error(method, params)
                 #expect(error.code == 1)
                 #expect(error.message.contains("not supported"))
             }
+            // getPeers: [] for an HTTP download, as aria2 answers; an unknown GID is an error.
+            let gid = try await f.add(f.url("peers.bin", size: 1000))
+            #expect(try await f.client.result("aria2.getPeers", [.string(gid)]) == .array([]))
+            #expect(try await f.client.error("aria2.getPeers", ["00000000000000ff"]).message == "GID 00000000000000ff is not found")
             let methods = try await f.client.result("system.listMethods").arrayValue ?? []
             #expect(methods.count == Aria2Service.methodNames.count + 3)
             #expect(try await f.client.result("system.listNotifications") == .array(Aria2Notifications.names.map(JSONValue.string)))
