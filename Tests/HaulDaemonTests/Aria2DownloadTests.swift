@@ -238,7 +238,7 @@ import Testing
             let initial = try await f.client.result("aria2.getGlobalOption")
             #expect(initial["dir"] == .string(f.directory.path))
             #expect(initial["max-concurrent-downloads"] == "4")
-            try FileManager.default.createDirectory(at: f.directory.appendingPathComponent("sub"), withIntermediateDirectories: true)
+            // A dir that does not exist yet is created (inside the download directory), as aria2 does.
             let change: JSONValue = ["max-concurrent-downloads": "2", "max-overall-download-limit": "1M", "dir": "sub"]
             #expect(try await f.client.result("aria2.changeGlobalOption", [change]) == "OK")
             let changed = try await f.client.result("aria2.getGlobalOption")
@@ -250,6 +250,12 @@ import Testing
             try await f.finished(gid)
             #expect(FileManager.default.fileExists(atPath: f.directory.appendingPathComponent("sub/in-sub.bin").path))
             #expect(try await f.client.error("aria2.changeGlobalOption", [["dir": "/"]]).message.contains("outside the download directory"))
+            let nested = try await f.add(f.url("nested.bin"), ["dir": "new/deeper"])
+            try await f.finished(nested)
+            #expect(FileManager.default.fileExists(atPath: f.directory.appendingPathComponent("sub/new/deeper/nested.bin").path))
+            #expect(try await f.client.error("aria2.addUri", [[.string(f.url("x.bin"))], ["dir": "../../outside-new"]]).message
+                .contains("outside the download directory"))
+            #expect(!FileManager.default.fileExists(atPath: f.directory.appendingPathComponent("../outside-new").path))
             #expect(try await f.client.error("aria2.changeGlobalOption", [["max-concurrent-downloads": "0", "split": "2"]]).code == 1)
             #expect(try await f.client.result("aria2.getGlobalOption") == changed)
         }

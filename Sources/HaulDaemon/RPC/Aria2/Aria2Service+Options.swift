@@ -87,12 +87,6 @@ extension Aria2Service {
         let directory = try values.dir.map { text throws(JSONRPCError) in
             try downloadDirectory.resolve(text, relativeTo: global.dir)
         }
-        if let directory {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw Aria2OptionParser.problem("dir", "\(directory.path) does not exist or is not a directory")
-            }
-        }
         if let limit = values.maxConcurrentDownloads {
             try await managed { () async throws(HaulError) in try await manager.setMaxConcurrentDownloads(limit) }
         }
