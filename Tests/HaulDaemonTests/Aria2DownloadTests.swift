@@ -150,11 +150,22 @@ import Testing
             let missing = try await f.add(f.url("missing.bin", extra: ["status": "404"]))
             try await f.sink.waitFor("aria2.onDownloadError", gid: missing)
             try await f.finished(good)
+            // aria2's order: the 404 download is announced as started, then as failed.
+            let events = f.sink.received.filter { $0.gid == missing }.map(\.method)
+            #expect(events == ["aria2.onDownloadStart", "aria2.onDownloadError"])
+            // A paused add, removed before it ever ran, sends nothing at all.
+            let idle = try await f.add(f.url("idle.bin"), ["pause": "true"])
+            #expect(try await f.client.result("aria2.remove", [.string(idle)]) == .string(idle))
+            // Events are forwarded in order, so once a later download's completion is in,
+            // anything about the removed one would be too.
+            let later = try await f.add(f.url("later.bin"))
+            try await f.sink.waitFor("aria2.onDownloadComplete", gid: later)
+            #expect(f.sink.received.filter { $0.gid == idle } == [])
             let status = try await f.status(missing, ["status", "errorCode", "errorMessage"])
             #expect(status["status"] == "error")
             #expect(status["errorCode"] == "3")
             #expect(status["errorMessage"]?.stringValue?.contains("404") == true)
-            #expect(Set(Aria2Fixture.gids(try await f.client.result("aria2.tellStopped", [0, 10]))) == [good, missing])
+            #expect(Set(Aria2Fixture.gids(try await f.client.result("aria2.tellStopped", [0, 10]))) == [good, missing, idle, later])
             #expect(try await f.client.result("aria2.purgeDownloadResult") == "OK")
             #expect(try await f.client.result("aria2.tellStopped", [0, 10]) == [])
             #expect(try await f.client.result("aria2.getGlobalStat")["numStopped"] == "0")
