@@ -249,6 +249,12 @@ import Testing
             let initial = try await f.client.result("aria2.getGlobalOption")
             #expect(initial["dir"] == .string(f.directory.path))
             #expect(initial["max-concurrent-downloads"] == "4")
+            // The daemon-wide settings aria2 also has, in aria2's forms.
+            let configuration = f.manager.configuration
+            #expect(initial["min-split-size"] == .string(String(configuration.minSegmentSize)))
+            #expect(initial["timeout"] == .string(String(configuration.readTimeout.components.seconds)))
+            #expect(initial["connect-timeout"] == .string(String(configuration.connectTimeout.components.seconds)))
+            #expect(initial["max-download-result"] == .string(String(configuration.retention.maxFinished ?? -1)))
             // A dir that does not exist yet is created (inside the download directory), as aria2 does.
             let change: JSONValue = ["max-concurrent-downloads": "2", "max-overall-download-limit": "1M", "dir": "sub"]
             #expect(try await f.client.result("aria2.changeGlobalOption", [change]) == "OK")

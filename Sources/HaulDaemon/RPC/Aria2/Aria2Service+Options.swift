@@ -76,9 +76,12 @@ extension Aria2Service {
 
     /// `getGlobalOption()`.
     func getGlobalOption() async -> JSONValue {
-        Aria2OptionListing.global(
+        let listed = Aria2OptionListing.global(
             global, maxConcurrentDownloads: await manager.maxConcurrentDownloads,
             maxOverallDownloadLimit: await manager.globalSpeedLimit ?? 0, userAgent: manager.configuration.userAgent)
+        var options = listed.objectValue ?? [:]
+        options.merge(Aria2OptionListing.managerSettings(manager.configuration)) { own, _ in own }
+        return .object(options)
     }
 
     /// `changeGlobalOption(options)` → "OK". Every value is checked before any is applied.
