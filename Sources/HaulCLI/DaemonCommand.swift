@@ -178,7 +178,7 @@ struct DaemonCommand: AsyncParsableCommand {
         }
     }
 
-    private var daemonConfiguration: DaemonConfiguration {
+    var daemonConfiguration: DaemonConfiguration {
         var configuration = DaemonConfiguration(stateDirectory: resolvedStateDirectory)
         configuration.socketPath = socketPath
         if noTCP {
