@@ -14,7 +14,6 @@ import sys
 from devtools import Browser as DevToolsBrowser, Failure, js
 
 
-
 class Browser(DevToolsBrowser):
     """The shared DevTools driver, describing the dashboard when a wait fails."""
 
