@@ -69,6 +69,13 @@ struct DaemonCommand: AsyncParsableCommand {
         "The secret TCP clients must send (aria2's token:SECRET).", valueName: "secret"))
     var rpcSecret: String?
 
+    @Flag(name: .customLong("rpc-allow-origin-all"), help: "Let web pages of any origin call JSON-RPC from a browser (CORS, as aria2's flag).")
+    var rpcAllowOriginAll = false
+
+    @Option(name: .customLong("rpc-allow-origin"), help: ArgumentHelp(
+        "Let web pages of this origin (scheme://host[:port]) call JSON-RPC from a browser; repeatable.", valueName: "origin"))
+    var rpcAllowOrigin: [String] = []
+
     @Option(name: .customLong("max-concurrent-downloads"), help: ArgumentHelp(
         "Downloads fetching at once in each session.", valueName: "n"))
     var maxConcurrentDownloads: Int?
@@ -116,6 +123,9 @@ struct DaemonCommand: AsyncParsableCommand {
             throw ValidationError("--max-concurrent-downloads must be at least 1")
         }
         if maxDownloadResult < 0 { throw ValidationError("--max-download-result must be 0 or more") }
+        for origin in rpcAllowOrigin where !(origin.hasPrefix("http://") || origin.hasPrefix("https://")) {
+            throw ValidationError("--rpc-allow-origin takes an origin such as http://localhost:8080, got \(origin)")
+        }
         if rpcSecret?.isEmpty == true { throw ValidationError("--rpc-secret must not be empty") }
         if let socketPath, !socketPath.hasPrefix("/") { throw ValidationError("--socket must be an absolute path") }
         if !DaemonLogging.levelNames.contains(logLevel.lowercased()) {
@@ -168,7 +178,7 @@ struct DaemonCommand: AsyncParsableCommand {
         }
     }
 
-    private var daemonConfiguration: DaemonConfiguration {
+    var daemonConfiguration: DaemonConfiguration {
         var configuration = DaemonConfiguration(stateDirectory: resolvedStateDirectory)
         configuration.socketPath = socketPath
         if noTCP {
@@ -178,6 +188,7 @@ struct DaemonCommand: AsyncParsableCommand {
             configuration.tcp = rpcListenAll ? .allAddresses(port: port) : .init(port: port)
         }
         configuration.rpcSecret = rpcSecret
+        configuration.allowedOrigins = RPCOriginPolicy(allowsAll: rpcAllowOriginAll, origins: Set(rpcAllowOrigin))
         configuration.maxConcurrentDownloads = maxConcurrentDownloads
         return configuration
     }

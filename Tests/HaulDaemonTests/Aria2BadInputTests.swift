@@ -14,6 +14,8 @@ import Testing
         try await Aria2Fixture.run(limits: limits) { f in
             let url = JSONValue.string(f.url("x.bin"))
             let parent = f.directory.deletingLastPathComponent()
+            // A plain file where a `dir` names a directory.
+            #expect(FileManager.default.createFile(atPath: f.directory.appendingPathComponent("a-file").path, contents: Data()))
             let before = try FileManager.default.contentsOfDirectory(atPath: parent.path).sorted()
             // Code 1, with a message saying what was wrong.
             let refusals: [(String, [JSONValue], String)] = [
@@ -22,7 +24,7 @@ import Testing
                 ("aria2.addUri", [[url], ["dir": "../"]], "outside the download directory"),
                 ("aria2.addUri", [[url], ["dir": "/etc"]], "outside the download directory"),
                 ("aria2.addUri", [[url], ["dir": .string(parent.path)]], "outside the download directory"),
-                ("aria2.addUri", [[url], ["dir": "missing"]], "does not exist"),
+                ("aria2.addUri", [[url], ["dir": "a-file"]], "is not a directory"),
                 ("aria2.addUri", [[]], "URI is not provided."),
                 ("aria2.addUri", [["ftp://example.org/x"]], "only http and https"),
                 ("aria2.addUri", [["not a uri"]], "not a valid"),
@@ -50,7 +52,7 @@ import Testing
             // Wrong parameter types: -32602.
             let wrongTypes: [(String, [JSONValue])] = [
                 ("aria2.addUri", [url]), ("aria2.addUri", [[5]]), ("aria2.addUri", [[url], "options"]),
-                ("aria2.addUri", [[url], [:], "0"]), ("aria2.addUri", [[url], ["split": 4]]),
+                ("aria2.addUri", [[url], [:], "0"]), ("aria2.addUri", [[url], ["split": .bool(true)]]),
                 ("aria2.tellStatus", [5]), ("aria2.tellStatus", []), ("aria2.tellStatus", ["0123456789abcdef", "gid"]),
                 ("aria2.tellWaiting", ["0", 10]), ("aria2.tellWaiting", [0, .double(1.5)]), ("aria2.tellStopped", [0]),
                 ("aria2.changePosition", ["0123456789abcdef", "1", "POS_SET"]),
@@ -76,7 +78,7 @@ import Testing
 
             // Nothing was added, written or changed.
             #expect(await f.manager.downloads().isEmpty)
-            #expect(f.listing == [])
+            #expect(f.listing == ["a-file"])
             #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).sorted() == before)
             #expect(try await f.client.result("aria2.getGlobalOption")["dir"] == .string(f.directory.path))
             #expect(f.server.requests(forKey: "/file/x.bin").isEmpty)

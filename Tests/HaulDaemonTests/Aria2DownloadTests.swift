@@ -159,11 +159,22 @@ import Testing
             let missing = try await f.add(f.url("missing.bin", extra: ["status": "404"]))
             try await f.sink.waitFor("aria2.onDownloadError", gid: missing)
             try await f.finished(good)
+            // aria2's order: the 404 download is announced as started, then as failed.
+            let events = f.sink.received.filter { $0.gid == missing }.map(\.method)
+            #expect(events == ["aria2.onDownloadStart", "aria2.onDownloadError"])
+            // A paused add, removed before it ever ran, sends nothing at all.
+            let idle = try await f.add(f.url("idle.bin"), ["pause": "true"])
+            #expect(try await f.client.result("aria2.remove", [.string(idle)]) == .string(idle))
+            // Events are forwarded in order, so once a later download's completion is in,
+            // anything about the removed one would be too.
+            let later = try await f.add(f.url("later.bin"))
+            try await f.sink.waitFor("aria2.onDownloadComplete", gid: later)
+            #expect(f.sink.received.filter { $0.gid == idle } == [])
             let status = try await f.status(missing, ["status", "errorCode", "errorMessage"])
             #expect(status["status"] == "error")
             #expect(status["errorCode"] == "3")
             #expect(status["errorMessage"]?.stringValue?.contains("404") == true)
-            #expect(Set(Aria2Fixture.gids(try await f.client.result("aria2.tellStopped", [0, 10]))) == [good, missing])
+            #expect(Set(Aria2Fixture.gids(try await f.client.result("aria2.tellStopped", [0, 10]))) == [good, missing, idle, later])
             #expect(try await f.client.result("aria2.purgeDownloadResult") == "OK")
             #expect(try await f.client.result("aria2.tellStopped", [0, 10]) == [])
             #expect(try await f.client.result("aria2.getGlobalStat")["numStopped"] == "0")
@@ -247,7 +258,13 @@ import Testing
             let initial = try await f.client.result("aria2.getGlobalOption")
             #expect(initial["dir"] == .string(f.directory.path))
             #expect(initial["max-concurrent-downloads"] == "4")
-            try FileManager.default.createDirectory(at: f.directory.appendingPathComponent("sub"), withIntermediateDirectories: true)
+            // The daemon-wide settings aria2 also has, in aria2's forms.
+            let configuration = f.manager.configuration
+            #expect(initial["min-split-size"] == .string(String(configuration.minSegmentSize)))
+            #expect(initial["timeout"] == .string(String(configuration.readTimeout.components.seconds)))
+            #expect(initial["connect-timeout"] == .string(String(configuration.connectTimeout.components.seconds)))
+            #expect(initial["max-download-result"] == .string(String(configuration.retention.maxFinished ?? -1)))
+            // A dir that does not exist yet is created (inside the download directory), as aria2 does.
             let change: JSONValue = ["max-concurrent-downloads": "2", "max-overall-download-limit": "1M", "dir": "sub"]
             #expect(try await f.client.result("aria2.changeGlobalOption", [change]) == "OK")
             let changed = try await f.client.result("aria2.getGlobalOption")
@@ -259,13 +276,19 @@ import Testing
             try await f.finished(gid)
             #expect(FileManager.default.fileExists(atPath: f.directory.appendingPathComponent("sub/in-sub.bin").path))
             #expect(try await f.client.error("aria2.changeGlobalOption", [["dir": "/"]]).message.contains("outside the download directory"))
+            let nested = try await f.add(f.url("nested.bin"), ["dir": "new/deeper"])
+            try await f.finished(nested)
+            #expect(FileManager.default.fileExists(atPath: f.directory.appendingPathComponent("sub/new/deeper/nested.bin").path))
+            #expect(try await f.client.error("aria2.addUri", [[.string(f.url("x.bin"))], ["dir": "../../outside-new"]]).message
+                .contains("outside the download directory"))
+            #expect(!FileManager.default.fileExists(atPath: f.directory.appendingPathComponent("../outside-new").path))
             #expect(try await f.client.error("aria2.changeGlobalOption", [["max-concurrent-downloads": "0", "split": "2"]]).code == 1)
             #expect(try await f.client.result("aria2.getGlobalOption") == changed)
         }
     }
 
-    /// The daemon's own methods: version, session, saving, shutdown requests, and a clear
-    /// refusal for BitTorrent and Metalink.
+    /// The daemon's own methods: version, session, saving, shutdown requests, a clear
+    /// refusal for BitTorrent and Metalink, and no peers for an HTTP download.
     @Test func daemonMethods() async throws {
         try await Aria2Fixture.run { f in
             #expect(try await f.client.result("aria2.getVersion")["version"] == .string(HaulVersion.current))
@@ -276,11 +299,15 @@ import Testing
             #expect(try await f.client.result("aria2.shutdown") == "OK")
             #expect(try await f.client.result("aria2.forceShutdown") == "OK")
             #expect(f.shutdownRequests.withLockedValue { $0 } == [false, true])
-            for (method, params) in [("aria2.addTorrent", ["AAAA"]), ("aria2.addMetalink", ["AAAA"]), ("aria2.getPeers", ["0000000000000001"])] as [(String, [JSONValue])] {
+            for (method, params) in [("aria2.addTorrent", ["AAAA"]), ("aria2.addMetalink", ["AAAA"])] as [(String, [JSONValue])] {
                 let error = try await f.client.error(method, params)
                 #expect(error.code == 1)
                 #expect(error.message.contains("not supported"))
             }
+            // getPeers: [] for an HTTP download, as aria2 answers; an unknown GID is an error.
+            let gid = try await f.add(f.url("peers.bin", size: 1000))
+            #expect(try await f.client.result("aria2.getPeers", [.string(gid)]) == .array([]))
+            #expect(try await f.client.error("aria2.getPeers", ["00000000000000ff"]).message == "GID 00000000000000ff is not found")
             let methods = try await f.client.result("system.listMethods").arrayValue ?? []
             #expect(methods.count == Aria2Service.methodNames.count + 3)
             #expect(try await f.client.result("system.listNotifications") == .array(Aria2Notifications.names.map(JSONValue.string)))

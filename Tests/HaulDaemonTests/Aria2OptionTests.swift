@@ -59,12 +59,26 @@ import Testing
         }
     }
 
-    /// Values must be strings (a header may be an array of strings): anything else is -32602.
+    /// Values must be strings or numbers (a header may be an array of strings): anything else
+    /// is -32602.
     @Test func nonStringValuesAreInvalidParams() {
-        for (name, value) in [("split", JSONValue.integer(5)), ("dir", .null), ("header", .array([.integer(1)])), ("header", .integer(1))] {
+        for (name, value) in [("split", JSONValue.bool(true)), ("dir", .null), ("header", .array([.integer(1)])), ("header", .integer(1))] {
             #expect { try Aria2OptionParser.parse([name: value], for: .newDownload) } throws: { error in
                 (error as? JSONRPCError)?.code == -32602
             }
+        }
+    }
+
+    /// A JSON number is read as its decimal text, as aria2 accepts `"split": 2`; a fraction
+    /// still fails where a whole number is needed.
+    @Test func numbersAreAcceptedLikeStrings() throws {
+        let values = try Aria2OptionParser.parse(
+            ["split": .integer(2), "max-download-limit": .integer(4096), "max-connection-per-server": .double(3)], for: .newDownload)
+        #expect(values.split == 2)
+        #expect(values.maxDownloadLimit == 4096)
+        #expect(values.maxConnectionPerServer == 3)
+        #expect { try Aria2OptionParser.parse(["split": .double(2.5)], for: .newDownload) } throws: { error in
+            (error as? JSONRPCError)?.message.contains("got '2.5'") == true
         }
     }
 

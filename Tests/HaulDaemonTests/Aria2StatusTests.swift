@@ -137,21 +137,39 @@ import Testing
 
     /// Events become aria2's notifications; a download that retries is announced as started once.
     @Test func notificationsForEvents() {
-        let id = DownloadID(rawValue: 7)
+        let id = DownloadID(rawValue: 0xABC)
         let url = URL(string: "http://h/f")!
-        var started: Set<DownloadID> = []
-        func name(_ event: DownloadEvent) -> String? { Aria2Notifications.notification(for: event, started: &started)?.0 }
-        #expect(name(.queued(id)) == nil)
-        #expect(name(.started(id, resumedFrom: 0, finalURL: url)) == "aria2.onDownloadStart")
-        #expect(name(.retrying(id, attempt: 2, delay: .zero, error: HaulError(.timeout, ""))) == nil)
-        #expect(name(.started(id, resumedFrom: 10, finalURL: url)) == nil)
-        #expect(name(.paused(id, reason: nil)) == "aria2.onDownloadPause")
-        #expect(name(.started(id, resumedFrom: 10, finalURL: url)) == "aria2.onDownloadStart")
-        #expect(name(.canceled(id)) == "aria2.onDownloadStop")
-        #expect(name(.completed(info(.completed))) == "aria2.onDownloadComplete")
-        #expect(name(.failed(info(.failed))) == "aria2.onDownloadError")
-        #expect(name(.progress(id, TransferProgress())) == nil)
+        var order = Aria2EventOrder()
+        func names(_ event: DownloadEvent) -> [String] { order.notifications(for: event).map(\.0) }
+        #expect(names(.queued(id)) == [])
+        #expect(names(.started(id, resumedFrom: 0, finalURL: url)) == ["aria2.onDownloadStart"])
+        #expect(names(.retrying(id, attempt: 2, delay: .zero, error: HaulError(.timeout, ""))) == [])
+        #expect(names(.started(id, resumedFrom: 10, finalURL: url)) == [])
+        #expect(names(.paused(id, reason: nil)) == ["aria2.onDownloadPause"])
+        #expect(names(.started(id, resumedFrom: 10, finalURL: url)) == ["aria2.onDownloadStart"])
+        #expect(names(.completed(info(.completed))) == ["aria2.onDownloadComplete"])
+        #expect(order.running.isEmpty && order.announced.isEmpty)
+        #expect(names(.progress(id, TransferProgress())) == [])
         #expect(Aria2Notifications.message("aria2.onDownloadStart", id)
-            == ["jsonrpc": "2.0", "method": "aria2.onDownloadStart", "params": [["gid": "0000000000000007"]]])
+            == ["jsonrpc": "2.0", "method": "aria2.onDownloadStart", "params": [["gid": "0000000000000abc"]]])
+    }
+
+    /// aria2's order for downloads that never ran: a failure (404) or completion still starts
+    /// with onDownloadStart; a paused add, a pause or a removal of one sends nothing; a
+    /// download paused after starting is stopped with onDownloadStop.
+    @Test func notificationsOfDownloadsThatNeverRan() {
+        let id = DownloadID(rawValue: 0xABC)
+        let url = URL(string: "http://h/f")!
+        var order = Aria2EventOrder()
+        func names(_ event: DownloadEvent) -> [String] { order.notifications(for: event).map(\.0) }
+        #expect(names(.failed(info(.failed))) == ["aria2.onDownloadStart", "aria2.onDownloadError"])
+        #expect(names(.completed(info(.completed))) == ["aria2.onDownloadStart", "aria2.onDownloadComplete"])
+        #expect(names(.queued(id)) == [])
+        #expect(names(.paused(id, reason: nil)) == [])
+        #expect(names(.canceled(id)) == [])
+        #expect(names(.started(id, resumedFrom: 0, finalURL: url)) == ["aria2.onDownloadStart"])
+        #expect(names(.paused(id, reason: nil)) == ["aria2.onDownloadPause"])
+        #expect(names(.canceled(id)) == ["aria2.onDownloadStop"])
+        #expect(order.running.isEmpty && order.announced.isEmpty)
     }
 }

@@ -21,13 +21,14 @@ struct DashboardTestDaemon: Sendable {
     var socket: String { directory.child("run/haul.sock") }
     var downloads: String { directory.child("downloads") }
 
-    static func start() async throws -> DashboardTestDaemon {
+    /// Starts one; `extraArguments` are added to `haul daemon`'s (e.g. `--rpc-allow-origin-all`).
+    static func start(extraArguments: [String] = []) async throws -> DashboardTestDaemon {
         let directory = try ServerTestDirectory()
         try FileManager.default.createDirectory(atPath: directory.child("downloads"), withIntermediateDirectories: true)
         let process = try DaemonTestProcess([
             "--socket", directory.child("run/haul.sock"), "--state-dir", directory.child("state"),
             "--dir", directory.child("downloads"), "--rpc-listen-port", "0", "--rpc-secret", secret,
-        ], timeout: .seconds(300))
+        ] + extraArguments, timeout: .seconds(300))
         let (fields, lines) = try await process.waitForReady()
         guard let port = fields["tcp"].flatMap({ Int($0.split(separator: ":").last ?? "") }) else {
             process.send(SIGKILL)

@@ -109,20 +109,20 @@ import Testing
         #expect(wrong.message.contains("parameter 0 (gid) must be a string, got a number"))
     }
 
-    /// A notification (no id) is carried out and gets no answer.
-    @Test func notificationsRunWithoutAnswer() async throws {
+    /// A call without id is refused with -32600 and not run, as aria2 does (it has no
+    /// client-to-server notifications), even for an unknown method.
+    @Test func callsWithoutIdAreRefused() async throws {
         let methods = Methods()
         let client = try client(methods)
         let answer = try await client.raw(#"{"jsonrpc":"2.0","method":"test.count"}"#)
-        #expect(answer == nil)
-        #expect(methods.calls == 1)
-        // Even a failing or unknown one stays silent.
-        #expect(try await client.raw(#"{"jsonrpc":"2.0","method":"test.fail"}"#) == nil)
-        #expect(try await client.raw(#"{"jsonrpc":"2.0","method":"nope"}"#) == nil)
+        #expect(answer?["error"]?["code"] == -32600)
+        #expect(answer?["id"] == .null)
+        #expect(try await client.raw(#"{"jsonrpc":"2.0","method":"nope"}"#)?["error"]?["code"] == -32600)
+        #expect(methods.calls == 0)
     }
 
-    /// A batch is answered in order, one answer per call with an id; notifications are skipped
-    /// and an invalid element gets its own error.
+    /// A batch is answered in order, one answer per element; an element without id or an
+    /// invalid one gets its own error and does not run.
     @Test func batchesAnswerInOrder() async throws {
         let methods = Methods()
         let client = try client(methods)
@@ -133,22 +133,18 @@ import Testing
              {"jsonrpc":"2.0","id":"b","method":"test.count"}]
             """)
         let answers = try #require(answer?.arrayValue)
-        #expect(answers.count == 3)
+        #expect(answers.count == 4)
         #expect(answers[0] == ["jsonrpc": "2.0", "id": 1, "result": 1])
         #expect(answers[1]["error"]?["code"] == -32600)
-        #expect(answers[2] == ["jsonrpc": "2.0", "id": "b", "result": 3])
-        #expect(methods.calls == 3)
+        #expect(answers[2]["error"]?["code"] == -32600)
+        #expect(answers[3] == ["jsonrpc": "2.0", "id": "b", "result": 2])
+        #expect(methods.calls == 2)
     }
 
-    /// A batch of only notifications gets no answer at all; an empty batch is invalid.
-    @Test func batchOfNotificationsGetsNothing() async throws {
-        let methods = Methods()
-        let client = try client(methods)
-        let answer = try await client.raw(#"[{"jsonrpc":"2.0","method":"test.count"},{"jsonrpc":"2.0","method":"test.count"}]"#)
-        #expect(answer == nil)
-        #expect(methods.calls == 2)
-        let empty = try await client.raw("[]")
-        #expect(empty?["error"]?["code"] == -32600)
+    /// An empty batch gets an empty array, as from aria2.
+    @Test func emptyBatchGetsEmptyArray() async throws {
+        let client = try client(Methods())
+        #expect(try await client.raw("[]") == .array([]))
     }
 
     /// A body over the size limit is refused before it is read, and runs nothing.

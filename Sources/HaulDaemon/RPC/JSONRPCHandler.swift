@@ -6,10 +6,11 @@ import NIOCore
 ///
 /// - Bodies over `limits` are refused before they are decoded, with `-32600` and a message
 ///   naming the limit; so are bodies nesting deeper than the limit allows.
-/// - A batch is answered by an array with one response per call that has an `id`, in order;
-///   calls run one after another, so that a batch can add a download and then ask for it.
-///   Notifications (calls without `id`) are carried out and never answered; a batch of only
-///   notifications gets no answer at all (nil).
+/// - A batch is answered by an array with one response per element, in order; calls run one
+///   after another, so that a batch can add a download and then ask for it. An empty batch
+///   gets `[]`, as from aria2.
+/// - A call without `id` is not run: it gets -32600, as from aria2 (which has no
+///   client-to-server notifications).
 /// - The secret (`"token:SECRET"` first in `params`) is taken off the parameters whenever it
 ///   is there. It is required on TCP for every method with `.required` secret policy, and not
 ///   checked on the unix socket. Each distinct secret in one body is checked once.
@@ -66,31 +67,30 @@ public struct JSONRPCHandler: RPCRequestHandler {
         }
         var verdicts: [String: SecretGate.Verdict] = [:]
         guard case .array(let calls) = value else {
-            return await answer(value, origin: origin, verdicts: &verdicts).map(encode)
+            return encode(await answer(value, origin: origin, verdicts: &verdicts))
         }
-        guard !calls.isEmpty else {
-            return encode(Self.response(id: .null, .failure(.invalidRequest("an empty batch"))))
-        }
+        // aria2 answers an empty batch with an empty array (JSON-RPC 2.0 would say -32600;
+        // front-ends expect aria2's answer).
+        guard !calls.isEmpty else { return encode(.array([])) }
         guard calls.count <= limits.maxBatchLength else {
             return encode(Self.response(id: .null, .failure(.invalidRequest(
                 "a batch of \(calls.count) calls; the limit is \(limits.maxBatchLength)"))))
         }
         var answers: [JSONValue] = []
         for call in calls {
-            if let answer = await answer(call, origin: origin, verdicts: &verdicts) { answers.append(answer) }
+            answers.append(await answer(call, origin: origin, verdicts: &verdicts))
         }
-        return answers.isEmpty ? nil : encode(.array(answers))
+        return encode(.array(answers))
     }
 
-    /// The response object for one element of a body, or nil for a notification.
-    private func answer(_ element: JSONValue, origin: RPCOrigin, verdicts: inout [String: SecretGate.Verdict]) async -> JSONValue? {
+    /// The response object for one element of a body.
+    private func answer(_ element: JSONValue, origin: RPCOrigin, verdicts: inout [String: SecretGate.Verdict]) async -> JSONValue {
         switch JSONRPCRequest.parse(element) {
-        case .invalid(let id, let error, let answer):
-            return answer ? Self.response(id: id, .failure(error)) : nil
+        case .invalid(let id, let error):
+            return Self.response(id: id, .failure(error))
         case .request(let request):
             let result = await call(request.method, request.params, origin: origin, verdicts: &verdicts)
-            guard let id = request.id else { return nil }
-            return Self.response(id: id, result)
+            return Self.response(id: request.id, result)
         }
     }
 

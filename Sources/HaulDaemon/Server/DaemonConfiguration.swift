@@ -34,6 +34,9 @@ public struct DaemonConfiguration: Sendable {
     /// The secret TCP clients must send (`"token:SECRET"`); for the RPC layer, which
     /// generates and stores one when this is nil. Default: nil.
     public var rpcSecret: String?
+    /// Which browser pages of other origins may call `/jsonrpc` (`--rpc-allow-origin-all`,
+    /// `--rpc-allow-origin`). Default: none; the daemon's own dashboard is always allowed.
+    public var allowedOrigins: RPCOriginPolicy
     /// The downloads fetching at once, for the session host; nil leaves its own default.
     /// Default: nil.
     public var maxConcurrentDownloads: Int?
@@ -57,6 +60,7 @@ public struct DaemonConfiguration: Sendable {
         stateDirectory: URL = DownloadManager.defaultStateDirectory,
         tcp: TCPListener? = TCPListener(),
         rpcSecret: String? = nil,
+        allowedOrigins: RPCOriginPolicy = RPCOriginPolicy(),
         maxConcurrentDownloads: Int? = nil,
         maxRequestBytes: Int = 2 * 1024 * 1024,
         webSocketBacklogLimit: Int = 1024,
@@ -67,6 +71,7 @@ public struct DaemonConfiguration: Sendable {
         self.stateDirectory = stateDirectory
         self.tcp = tcp
         self.rpcSecret = rpcSecret
+        self.allowedOrigins = allowedOrigins
         self.maxConcurrentDownloads = maxConcurrentDownloads
         self.maxRequestBytes = maxRequestBytes
         self.webSocketBacklogLimit = webSocketBacklogLimit

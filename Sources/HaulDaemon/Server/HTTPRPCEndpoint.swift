@@ -1,7 +1,8 @@
 import Hummingbird
 import NIOCore
 
-/// JSON-RPC over HTTP POST: the body goes to the handler, its answer is the response.
+/// JSON-RPC over HTTP POST: the body goes to the handler, its answer is the response (HTTP
+/// 400 when it is a single error, as from aria2).
 ///
 /// The body is read up to the request limit and no further. A declared `Content-Length` over
 /// the limit is refused before a byte of the body is read; a chunked body that grows past it
@@ -23,8 +24,17 @@ struct HTTPRPCEndpoint: Sendable {
             // Only notifications: JSON-RPC sends nothing back.
             return Response(status: .noContent)
         }
-        return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: answer))
+        return Response(status: Self.status(of: answer), headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: answer))
     }
+
+    /// 400 for an answer that is one error object, 200 otherwise (a result, or a batch's
+    /// array whatever it holds): aria2's statuses, which some clients look at. The handler
+    /// encodes keys sorted, so an error object, and only one, starts with `{"error":`.
+    static func status(of answer: ByteBuffer) -> HTTPResponse.Status {
+        answer.readableBytesView.starts(with: Self.errorPrefix) ? .badRequest : .ok
+    }
+
+    private static let errorPrefix = Array(#"{"error":"#.utf8)
 
     /// The whole body, or nil as soon as it is longer than the limit.
     private func collectBody(_ body: RequestBody) async throws -> ByteBuffer? {

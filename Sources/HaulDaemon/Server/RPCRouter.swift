@@ -2,8 +2,9 @@ import Hummingbird
 import HummingbirdWebSocket
 
 /// The daemon's routes, the same on the unix socket and on TCP:
-/// `POST /jsonrpc` (one request per HTTP request) and `GET /jsonrpc` upgraded to a WebSocket
-/// (many requests, and notifications), and the web dashboard's static files (`GET /` and
+/// `POST /jsonrpc` (one request per HTTP request), `GET /jsonrpc` upgraded to a WebSocket
+/// (many requests, and notifications), and for browsers `GET /jsonrpc?method=…` and CORS
+/// preflights (`RPCOriginMiddleware`, which also keeps out pages that are not allowed), and the web dashboard's static files (`GET /` and
 /// `/dashboard/…`, see `DashboardRoutes`). Anything else is 404.
 ///
 /// Built once and shared by both listeners (a built responder is immutable and `Sendable`,
@@ -24,6 +25,8 @@ struct RPCRouter: HTTPResponderBuilder, Sendable {
     ) -> Router<RPCRequestContext> {
         let router = Router(context: RPCRequestContext.self)
         router.add(middleware: PeerCredentialsMiddleware(ownUserID: DaemonSystemCalls.userID))
+        router.add(middleware: RPCOriginMiddleware(
+            policy: configuration.allowedOrigins, queryEndpoint: HTTPQueryRPCEndpoint(handler: handler)))
         let endpoint = HTTPRPCEndpoint(handler: handler, maxBodyBytes: configuration.maxRequestBytes)
         router.post("jsonrpc") { request, context in
             try await endpoint.respond(to: request, context: context)

@@ -24,16 +24,32 @@ struct Aria2DownloadDirectory: Sendable, Hashable {
     var url: URL { URL(fileURLWithPath: root, isDirectory: true) }
 
     /// The directory `text` names, relative to `base` unless absolute, if it lies inside the
-    /// download directory. `option` names the option in error messages.
+    /// download directory; created (with its parents) when it does not exist yet, as aria2
+    /// creates a `dir` it is given. `option` names the option in error messages.
     func resolve(_ text: String, relativeTo base: URL, option: String = "dir") throws(JSONRPCError) -> URL {
         guard !text.isEmpty, !text.contains("\0") else {
             throw Aria2OptionParser.problem(option, "a directory path is required")
         }
         guard let confined = confining(text, relativeTo: base) else {
-            throw Aria2OptionParser.problem(
-                option, "'\(text)' is outside the download directory \(root); Haul saves files only inside it")
+            throw outside(text, option: option)
         }
-        return confined
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: confined.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw Aria2OptionParser.problem(option, "\(confined.path) is not a directory") }
+            return confined
+        }
+        do {
+            try FileManager.default.createDirectory(at: confined, withIntermediateDirectories: true)
+        } catch {
+            throw Aria2OptionParser.problem(option, "cannot create \(confined.path): \(error.localizedDescription)")
+        }
+        // Checked again now that it exists: a link placed meanwhile must not lead outside.
+        guard let created = confining(confined.path, relativeTo: base) else { throw outside(text, option: option) }
+        return created
+    }
+
+    private func outside(_ text: String, option: String) -> JSONRPCError {
+        Aria2OptionParser.problem(option, "'\(text)' is outside the download directory \(root); Haul saves files only inside it")
     }
 
     /// The directory `text` names (relative to `base` unless absolute), with `..` and symbolic

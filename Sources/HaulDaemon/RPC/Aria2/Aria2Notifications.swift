@@ -4,8 +4,8 @@ import NIOCore
 /// Sends aria2's notifications (`aria2.onDownloadStart`, …, params `[{"gid": "…"}]`) for the
 /// manager's events through a sink (the daemon's WebSocket connections).
 ///
-/// It subscribes when created, so no event between creation and `run()` is missed. A download
-/// that retries after a transient failure is announced as started once, not per attempt.
+/// It subscribes when created, so no event between creation and `run()` is missed. Which
+/// notifications, in which order: `Aria2EventOrder`.
 public struct Aria2Notifications: Sendable {
     public static let names = [
         "aria2.onDownloadStart", "aria2.onDownloadPause", "aria2.onDownloadStop",
@@ -23,33 +23,11 @@ public struct Aria2Notifications: Sendable {
     /// Forwards events until the manager shuts down (its event stream ends) or the task is
     /// cancelled. Run it once, in a task or service of the daemon.
     public func run() async {
-        var started: Set<DownloadID> = []
+        var order = Aria2EventOrder()
         for await event in events {
-            guard let (method, id) = Self.notification(for: event, started: &started) else { continue }
-            await sink.broadcast(ByteBuffer(bytes: JSONRPCEncoding.encode(Self.message(method, id))))
-        }
-    }
-
-    /// The notification an event calls for, if any; `started` remembers downloads announced
-    /// as started and not stopped since.
-    static func notification(for event: DownloadEvent, started: inout Set<DownloadID>) -> (String, DownloadID)? {
-        switch event {
-        case .started(let id, _, _):
-            return started.insert(id).inserted ? ("aria2.onDownloadStart", id) : nil
-        case .paused(let id, _):
-            started.remove(id)
-            return ("aria2.onDownloadPause", id)
-        case .canceled(let id):
-            started.remove(id)
-            return ("aria2.onDownloadStop", id)
-        case .completed(let info):
-            started.remove(info.id)
-            return ("aria2.onDownloadComplete", info.id)
-        case .failed(let info):
-            started.remove(info.id)
-            return ("aria2.onDownloadError", info.id)
-        case .queued, .checkpointed, .progress, .retrying, .resumed, .groupProgress, .groupCompleted, .overallProgress:
-            return nil
+            for (method, id) in order.notifications(for: event) {
+                await sink.broadcast(ByteBuffer(bytes: JSONRPCEncoding.encode(Self.message(method, id))))
+            }
         }
     }
 

@@ -47,6 +47,19 @@ enum Aria2OptionListing {
         return .object(options)
     }
 
+    /// The daemon-wide settings aria2 also has, read from the manager (the daemon's command
+    /// line): listed by `getGlobalOption`, in aria2's forms (bytes, whole seconds), read-only
+    /// here (`changeGlobalOption` does not take them).
+    static func managerSettings(_ configuration: DownloadManager.Configuration) -> [String: JSONValue] {
+        var options: [String: JSONValue] = [
+            "min-split-size": .string(String(configuration.minSegmentSize)),
+            "connect-timeout": .string(String(configuration.connectTimeout.components.seconds)),
+            "timeout": .string(String(configuration.readTimeout.components.seconds)),
+        ]
+        if let kept = configuration.retention.maxFinished { options["max-download-result"] = .string(String(kept)) }
+        return options
+    }
+
     /// aria2 lists repeated options (`header`) as one string, one value per line.
     static func headerLines(_ headers: [HeaderField]) -> String {
         headers.map { "\($0.name): \($0.value)" }.joined(separator: "\n")

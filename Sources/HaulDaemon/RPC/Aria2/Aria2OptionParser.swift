@@ -5,7 +5,8 @@ import Haul
 /// As in aria2: options it does not know, and options that do not apply where they are given
 /// (`out` in `changeGlobalOption`, `max-concurrent-downloads` for one download), are ignored;
 /// a value it cannot use fails the whole call with aria2's message, followed by what was wrong,
-/// and nothing is applied. Unlike aria2, a value that is not a string (`"split": 4`) is an
+/// and nothing is applied. A JSON number (`"split": 4`) is read as its decimal text, as aria2
+/// does; other kinds of value (objects, arrays except for `header`, booleans, null) are an
 /// error, not silently skipped, and `gid` (choosing a download's ID) is refused.
 enum Aria2OptionParser {
     /// Where the options are given; each accepts a different set.
@@ -42,8 +43,8 @@ enum Aria2OptionParser {
                 values.headers = try headers(raw)
                 continue
             }
-            guard let text = raw.stringValue else {
-                throw JSONRPCError.invalidParams("option '\(name)' must be a string, got \(raw.kindDescription)")
+            guard let text = optionText(raw) else {
+                throw JSONRPCError.invalidParams("option '\(name)' must be a string or a number, got \(raw.kindDescription)")
             }
             switch name {
             case "dir":
@@ -67,6 +68,21 @@ enum Aria2OptionParser {
             }
         }
         return values
+    }
+
+    /// An option value as text: a string as it is, a number as its decimal text (a whole
+    /// double such as `2.0` as `2`; another double keeps its fraction, which the integer
+    /// options then refuse).
+    static func optionText(_ raw: JSONValue) -> String? {
+        switch raw {
+        case .string(let text): return text
+        case .integer(let number): return String(number)
+        case .double(let number):
+            guard number.isFinite else { return nil }
+            if number == number.rounded(), let whole = Int64(exactly: number) { return String(whole) }
+            return String(number)
+        default: return nil
+        }
     }
 
     /// aria2's message for a value it cannot use, followed by the reason.

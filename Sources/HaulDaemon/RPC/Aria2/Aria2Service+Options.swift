@@ -76,9 +76,12 @@ extension Aria2Service {
 
     /// `getGlobalOption()`.
     func getGlobalOption() async -> JSONValue {
-        Aria2OptionListing.global(
+        let listed = Aria2OptionListing.global(
             global, maxConcurrentDownloads: await manager.maxConcurrentDownloads,
             maxOverallDownloadLimit: await manager.globalSpeedLimit ?? 0, userAgent: manager.configuration.userAgent)
+        var options = listed.objectValue ?? [:]
+        options.merge(Aria2OptionListing.managerSettings(manager.configuration)) { own, _ in own }
+        return .object(options)
     }
 
     /// `changeGlobalOption(options)` → "OK". Every value is checked before any is applied.
@@ -86,12 +89,6 @@ extension Aria2Service {
         let values = try Aria2OptionParser.parse(try p.object(0, "options"), for: .changeGlobal)
         let directory = try values.dir.map { text throws(JSONRPCError) in
             try downloadDirectory.resolve(text, relativeTo: global.dir)
-        }
-        if let directory {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw Aria2OptionParser.problem("dir", "\(directory.path) does not exist or is not a directory")
-            }
         }
         if let limit = values.maxConcurrentDownloads {
             try await managed { () async throws(HaulError) in try await manager.setMaxConcurrentDownloads(limit) }

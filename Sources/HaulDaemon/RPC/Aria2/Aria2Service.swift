@@ -39,7 +39,8 @@ public struct Aria2Configuration: Sendable {
 ///   server allows ranges; `max-download-limit` applies at once, even to a running download;
 ///   `max-overall-download-limit` is the manager's global limit, which the daemon shares
 ///   between all its sessions;
-/// - BitTorrent and Metalink (`addTorrent`, `addMetalink`, `getPeers`) are not supported.
+/// - BitTorrent and Metalink (`addTorrent`, `addMetalink`) are not supported; `getPeers`
+///   answers `[]`, as aria2 does for an HTTP download.
 public actor Aria2Service {
     let manager: DownloadManager
     let configuration: Aria2Configuration
@@ -89,7 +90,10 @@ public actor Aria2Service {
         case "aria2.addUri": return try await addUri(p)
         case "aria2.addTorrent": throw .failed("aria2.addTorrent is not supported: Haul downloads over HTTP(S) only, without BitTorrent")
         case "aria2.addMetalink": throw .failed("aria2.addMetalink is not supported: Haul does not read Metalink files")
-        case "aria2.getPeers": throw .failed("aria2.getPeers is not supported: Haul downloads over HTTP(S) only and has no peers")
+        case "aria2.getPeers":
+            // As aria2 answers for an HTTP download: no BitTorrent peers (the GID must exist).
+            _ = try await download(p)
+            return .array([])
         case "aria2.remove", "aria2.forceRemove": return try await remove(p)
         case "aria2.pause", "aria2.forcePause": return try await pause(p)
         case "aria2.pauseAll", "aria2.forcePauseAll": return await pauseAll()
@@ -163,7 +167,10 @@ public actor Aria2Service {
         return "OK"
     }
 
-    /// Haul's store is always up to date at its checkpoints; this writes the rest now.
+    /// Haul's store is always up to date at its checkpoints; this writes the rest now. "OK" is
+    /// honest: what aria2's session file is for (unfinished downloads, with their options,
+    /// coming back on the next start) is what the store holds, always, without
+    /// `--save-session`.
     func saveSession() async -> JSONValue {
         await manager.flushStore()
         return "OK"
