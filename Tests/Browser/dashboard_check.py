@@ -11,6 +11,7 @@ import base64
 import json
 import sys
 
+import devtools
 from devtools import Browser as DevToolsBrowser, Failure, js
 
 
@@ -162,18 +163,5 @@ def run(spec, browser):
     step("no console errors or policy violations")
 
 
-def main():
-    spec = json.load(sys.stdin)
-    browser = Browser(spec["chromium"])
-    try:
-        run(spec, browser)
-    except (Failure, StopIteration) as error:
-        print("FAIL: %s" % error, flush=True)
-        return 1
-    finally:
-        browser.close()
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(devtools.main(run, Browser, (Failure, StopIteration)))

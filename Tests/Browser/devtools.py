@@ -7,6 +7,7 @@ JSON). Every wait polls a condition in the page until a deadline; there is no fi
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -126,3 +127,19 @@ class Browser:
 
 def js(value):
     return json.dumps(value)
+
+
+def main(run, browser_class=Browser, failures=(Failure,)):
+    """Runs a check script: reads its spec (JSON) from standard input, opens Chromium (as
+    `browser_class`), runs `run(spec, browser)`, and prints FAIL with the reason (exit 1) on
+    one of `failures`."""
+    spec = json.load(sys.stdin)
+    browser = browser_class(spec["chromium"])
+    try:
+        run(spec, browser)
+    except failures as error:
+        print("FAIL: %s" % error, flush=True)
+        return 1
+    finally:
+        browser.close()
+    return 0

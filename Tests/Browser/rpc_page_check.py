@@ -15,6 +15,7 @@ import json
 import sys
 import threading
 
+import devtools
 from devtools import Browser, Failure, js
 
 
@@ -112,18 +113,5 @@ def run(spec, browser):
         page_server.server_close()
 
 
-def main():
-    spec = json.load(sys.stdin)
-    browser = Browser(spec["chromium"])
-    try:
-        run(spec, browser)
-    except Failure as error:
-        print("FAIL: %s" % error, flush=True)
-        return 1
-    finally:
-        browser.close()
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(devtools.main(run))

@@ -53,7 +53,7 @@ struct DashboardTestDaemon: Sendable {
 
     /// GET `path`: the status, the headers and the body as text.
     func get(_ path: String, overSocket: Bool = false) async throws -> (status: Int, headers: HTTPHeaders, body: String) {
-        try await Self.withClient { client in
+        try await withHTTPClient { client in
             let response = try await client.execute(HTTPClientRequest(url: url(path, overSocket: overSocket)), timeout: .seconds(20))
             let body = try await response.body.collect(upTo: 4 << 20)
             return (Int(response.status.code), response.headers, String(buffer: body))
@@ -64,7 +64,7 @@ struct DashboardTestDaemon: Sendable {
     func call(_ method: String, _ parameters: [Any], secret: String? = DashboardTestDaemon.secret) async throws -> [String: Any] {
         let params: [Any] = (secret.map { ["token:" + $0] } ?? []) + parameters
         let body = try JSONSerialization.data(withJSONObject: ["jsonrpc": "2.0", "id": "1", "method": method, "params": params])
-        let data = try await Self.withClient { client in
+        let data = try await withHTTPClient { client in
             var request = HTTPClientRequest(url: url("/jsonrpc"))
             request.method = .POST
             request.body = .bytes(ByteBuffer(bytes: body))
@@ -74,15 +74,4 @@ struct DashboardTestDaemon: Sendable {
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
-    private static func withClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
-            let value = try await body(client)
-            try await client.shutdown()
-            return value
-        } catch {
-            try? await client.shutdown()
-            throw error
-        }
-    }
 }

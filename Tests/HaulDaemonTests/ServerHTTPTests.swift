@@ -21,23 +21,12 @@ import Testing
         return (Int(response.status.code), response.headers.first(name: "content-type"), String(buffer: answer))
     }
 
-    private static func withClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        do {
-            let value = try await body(client)
-            try await client.shutdown()
-            return value
-        } catch {
-            try? await client.shutdown()
-            throw error
-        }
-    }
 
     /// A POST on the unix socket and one on TCP both reach the handler, each with its own
     /// origin, and get its answer back as application/json.
     @Test func postReachesHandlerOnBothTransports() async throws {
         try await withRunningDaemon { daemon in
-            try await Self.withClient { client in
+            try await withHTTPClient { client in
                 let overSocket = try await Self.post(client, daemon.socketTarget, body: .bytes(ByteBuffer(string: "one")))
                 #expect(overSocket.status == 200)
                 #expect(overSocket.contentType == "application/json")
@@ -52,7 +41,7 @@ import Testing
     /// A body the handler has no answer for (only notifications) gets 204 and no body.
     @Test func notificationGetsNoContent() async throws {
         try await withRunningDaemon { daemon in
-            try await Self.withClient { client in
+            try await withHTTPClient { client in
                 let answer = try await Self.post(client, daemon.socketTarget, body: .bytes(ByteBuffer(string: "notify")))
                 #expect(answer.status == 204)
                 #expect(answer.body.isEmpty)
@@ -63,7 +52,7 @@ import Testing
     /// Paths other than /jsonrpc are not found.
     @Test func otherPathsAreNotFound() async throws {
         try await withRunningDaemon { daemon in
-            try await Self.withClient { client in
+            try await withHTTPClient { client in
                 let answer = try await Self.post(client, daemon.tcpTarget, body: .bytes(ByteBuffer(string: "x")), path: "/rpc")
                 #expect(answer.status == 404)
             }
@@ -81,7 +70,7 @@ import Testing
                 #expect(answer.contains(#""code":-32600"#))
                 #expect(answer.contains("at most 4096 bytes"))
             }
-            try await Self.withClient { client in
+            try await withHTTPClient { client in
                 let after = try await Self.post(client, daemon.tcpTarget, body: .bytes(ByteBuffer(string: "still here")))
                 #expect(after.status == 200)
             }
@@ -92,7 +81,7 @@ import Testing
     /// the limit is accepted.
     @Test func chunkedOversizedBodyIsRefused() async throws {
         try await withRunningDaemon(configure: { $0.maxRequestBytes = 4096 }) { daemon in
-            try await Self.withClient { client in
+            try await withHTTPClient { client in
                 let (chunks, producer) = AsyncStream.makeStream(of: ByteBuffer.self)
                 for _ in 0..<64 { producer.yield(ByteBuffer(repeating: UInt8(ascii: "a"), count: 1024)) }
                 producer.finish()
@@ -111,7 +100,7 @@ import Testing
         try await withRunningDaemon { daemon in
             let answer = try await ServerTestRawConnection.exchange(daemon.socketTarget, sending: "NOT HTTP AT ALL\r\n\r\n")
             #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer)")
-            try await Self.withClient { client in
+            try await withHTTPClient { client in
                 let after = try await Self.post(client, daemon.socketTarget, body: .bytes(ByteBuffer(string: "ok")))
                 #expect(after.status == 200)
             }
@@ -122,7 +111,7 @@ import Testing
     @Test func slowRequestDoesNotBlockOthers() async throws {
         let gate = ServerTestGate()
         try await withRunningDaemon(makeHandler: { _ in GatedHandler(gate: gate) }) { daemon in
-            try await Self.withClient { client in
+            try await withHTTPClient { client in
                 let slow = Task { try await Self.post(client, daemon.tcpTarget, body: .bytes(ByteBuffer(string: "wait"))) }
                 try await waitUntil("the slow request to arrive") { await gate.isWaiting }
                 let quick = try await Self.post(client, daemon.tcpTarget, body: .bytes(ByteBuffer(string: "go")))
