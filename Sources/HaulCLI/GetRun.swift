@@ -15,8 +15,11 @@ struct GetRun: Sendable {
     /// What `haul get` keeps of finished downloads: records of files it placed serve only to
     /// skip fetching them again when the same command runs again, so they stay in the store
     /// (never loaded up front; a request made again is looked up) for 30 days, 100,000 at most.
+    /// A download an interrupted run left behind and no run asked for again in 30 days is
+    /// canceled, its part file deleted.
     static let retention = DownloadManager.Retention(
-        maxFinished: 100_000, maxAge: .seconds(30 * 24 * 3600), loadsEarlierFinished: false)
+        maxFinished: 100_000, maxAge: .seconds(30 * 24 * 3600), loadsEarlierFinished: false,
+        abandonsUnfinishedAfter: .seconds(30 * 24 * 3600))
     static let interruptedMessage = "interrupted: part files kept; run the same command again to continue"
 
     let plan: DownloadPlan

@@ -19,6 +19,8 @@ extension DownloadManager {
         // Downloads found placed although the store did not say so: the process died between
         // the rename and the write that would have reported them.
         var foundCompleted: [DownloadID] = []
+        var abandoned: [DownloadID] = []
+        let abandonedBefore = retentionRule.abandonsUnfinishedAfter.map { Date().addingTimeInterval(-$0.inSeconds) }
         for row in rows {
             lastPosition = max(lastPosition, row.position)
             var record = loadedRecord(row)
@@ -37,10 +39,19 @@ extension DownloadManager {
                 record.details.progress = TransferProgress(completedBytes: durable.durableOffset, expectedBytes: durable.expectedLength)
             }
             adoptLoaded(record)
+            if let abandonedBefore, !state.isTerminal, row.updatedAt < abandonedBefore {
+                abandoned.append(row.id)
+                continue
+            }
             if state == .queued || record.machine.state == .paused {
                 enqueueForScheduling(record, held: state != .queued)
             }
             if Self.machineState(row) != record.machine.state || row.state == .running { markDirty(row.id) }
+        }
+        // Left behind for longer than the rule allows: canceled, their part files deleted.
+        for id in abandoned {
+            guard let action = records.update(id, { $0.machine.cancel() }) else { continue }
+            perform(action, for: id)
         }
         // Finished downloads loaded may be forgotten like those finishing from now on: alone,
         // or once their group is complete.

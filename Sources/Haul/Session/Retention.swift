@@ -20,15 +20,25 @@ extension DownloadManager {
         /// process that adds a batch and waits for it (as `haul get`) then loads only what is
         /// unfinished. Default true.
         public var loadsEarlierFinished: Bool
+        /// Unfinished downloads (queued or paused) not changed for longer than this when the
+        /// store is opened are canceled then (their part files deleted) and kept like other
+        /// finished ones from then on; nil (the default) for never. What `haul get` needs: a
+        /// download an interrupted run left behind, and that no run asked for again, would
+        /// otherwise wait paused, with its part file, for ever.
+        public var abandonsUnfinishedAfter: Duration?
         /// Most unacknowledged events a session's outbox keeps (with `keepsEventOutbox`); the
         /// oldest beyond it are dropped, so a client that never comes back cannot make the
         /// store grow for ever. Default 100,000.
         public var maxKeptEvents: Int
 
-        public init(maxFinished: Int? = 1_000, maxAge: Duration? = nil, loadsEarlierFinished: Bool = true, maxKeptEvents: Int = 100_000) {
+        public init(
+            maxFinished: Int? = 1_000, maxAge: Duration? = nil, loadsEarlierFinished: Bool = true,
+            abandonsUnfinishedAfter: Duration? = nil, maxKeptEvents: Int = 100_000
+        ) {
             self.maxFinished = maxFinished.map { max(0, $0) }
             self.maxAge = maxAge
             self.loadsEarlierFinished = loadsEarlierFinished
+            self.abandonsUnfinishedAfter = abandonsUnfinishedAfter
             self.maxKeptEvents = max(1, maxKeptEvents)
         }
 

@@ -133,6 +133,41 @@ struct RetentionEndToEndTests {
         }
     }
 
+    /// An unfinished download left alone for longer than `abandonsUnfinishedAfter` is canceled
+    /// when the store is opened, its part file deleted; a younger one is left as it was.
+    @Test func abandonedUnfinishedDownloadsAreCanceled() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            let id: DownloadID
+            do {
+                let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: nil))
+                let events = manager.events()
+                id = try await manager.add(Support.request(
+                    server, "/file/left.bin", ["size": "\(1 << 20)", "rate": "100000"], in: dir, name: "left.bin"))
+                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                    if case .checkpointed(id, let offset) = event, offset > 0 { return true }
+                    return nil
+                }
+                try await manager.pause(id)
+                await manager.shutdown()
+            }
+            #expect(!Support.leftovers(dir).isEmpty, "the paused download keeps its part file")
+            var keepYoung = configuration(keeping: nil)
+            keepYoung.retention.abandonsUnfinishedAfter = .seconds(3600)
+            let young = try await DownloadManager.open(stateDirectory: state, configuration: keepYoung)
+            #expect(await young.info(id)?.state == .paused)
+            await young.shutdown()
+
+            var abandonNow = configuration(keeping: nil)
+            abandonNow.retention.abandonsUnfinishedAfter = .zero
+            let manager = try await DownloadManager.open(stateDirectory: state, configuration: abandonNow)
+            #expect(await manager.info(id)?.state == .canceled)
+            await manager.shutdown()
+            #expect(Support.leftovers(dir).isEmpty, "its part file is deleted")
+        }
+    }
+
     /// The outbox keeps at most `maxKeptEvents` of a session's events: the oldest go.
     @Test func outboxIsTrimmedToItsBound() async throws {
         let store = try DownloadStore.open(directory: nil)
