@@ -11,7 +11,7 @@ struct GCCommand: AsyncParsableCommand {
         abstract: "Forget old finished downloads and compact the download store.",
         discussion: """
             In every session of the store (haul get's, the daemon's and its apps'), finished \
-            downloads (completed, failed, removed) beyond the newest --keep, and those finished \
+            downloads (completed, failed, removed) beyond the newest --keep, and those added \
             more than --max-age-days ago, are deleted, and unacknowledged events beyond \
             --max-events; files on disk are never touched. Then the database file is rebuilt \
             without its free pages. A running daemon may keep using the store meanwhile.
@@ -29,7 +29,7 @@ struct GCCommand: AsyncParsableCommand {
     var keep = 1_000
 
     @Option(name: .customLong("max-age-days"), help: ArgumentHelp(
-        "Also delete finished downloads last changed more than this many days ago.", valueName: "days"))
+        "Also delete finished downloads added more than this many days ago.", valueName: "days"))
     var maxAgeDays: Int?
 
     @Option(name: .customLong("max-events"), help: ArgumentHelp(

@@ -6,13 +6,13 @@ extension DownloadManager {
     /// more than `maxFinished` finished ones are kept, longest finished first, but never before
     /// its group has completed, so a group's summary always has every member. When a store is
     /// opened, the session's finished downloads beyond `maxFinished` (oldest added first) and
-    /// those last changed longer than `maxAge` ago are deleted before anything is loaded.
+    /// those added longer than `maxAge` ago are deleted before anything is loaded.
     public struct Retention: Sendable, Hashable {
         /// Most finished downloads kept per session; nil for no bound. Default 1,000, as aria2's
         /// `--max-download-result`.
         public var maxFinished: Int?
-        /// Finished downloads last changed longer ago than this are deleted when the store is
-        /// opened; nil (the default) for no age limit.
+        /// Finished downloads added longer ago than this are deleted when the store is opened;
+        /// nil (the default) for no age limit.
         public var maxAge: Duration?
         /// Whether `open` loads finished downloads of earlier processes into memory, so that
         /// `downloads()` lists them. With `false` they stay in the store only, where

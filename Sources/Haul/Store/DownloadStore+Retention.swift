@@ -11,8 +11,8 @@ extension DownloadStore {
     /// The states whose rows retention may delete, as stored.
     static let finishedStatesSQL = "('completed', 'failed', 'canceled')"
 
-    /// Deletes the session's finished downloads that `retention` no longer keeps: those last
-    /// changed before `now - maxAge`, then the oldest (by insertion) beyond `maxFinished`.
+    /// Deletes the session's finished downloads that `retention` no longer keeps: those added
+    /// before `now - maxAge`, then the oldest (by insertion) beyond `maxFinished`.
     /// Groups left without a download are deleted too. Returns how many downloads went.
     @discardableResult
     func prune(session: String, retention: DownloadManager.Retention, now: Date = Date()) async throws(HaulError) -> Int {
@@ -25,12 +25,17 @@ extension DownloadStore {
     static func prune(session: String, retention: DownloadManager.Retention, now: Date, in db: Database) throws -> Int {
         var doomed: [Int64] = []
         if let maxAge = retention.maxAge {
-            let cutoff = now.addingTimeInterval(-maxAge.inSeconds)
+            let cutoff = now.addingTimeInterval(-maxAge.inSeconds).timeIntervalSinceReferenceDate
+            // Rows are added in rowid order, so the ones added before the cutoff are those
+            // below a rowid found by bisection: reading each row's date instead would read
+            // every page of the session's history at every open.
+            let boundary = try firstRowid(addedAtOrAfter: cutoff, in: db)
             doomed += try Int64.fetchAll(db, sql: """
-                SELECT rowid FROM download WHERE session = ? AND state IN \(finishedStatesSQL) AND updatedAt < ?
-                """, arguments: [session, StoredDate.value(cutoff)])
+                SELECT rowid FROM download WHERE session = ? AND state IN \(finishedStatesSQL) AND rowid < ?
+                """, arguments: [session, boundary])
         }
-        if let maxFinished = retention.maxFinished {
+        // The rowids span an upper bound of the rows: within the bound, nothing to count.
+        if let maxFinished = retention.maxFinished, try rowidSpan(in: db) > maxFinished {
             let finished = try Int.fetchOne(db, sql: """
                 SELECT COUNT(*) FROM download WHERE session = ? AND state IN \(finishedStatesSQL)
                 """, arguments: [session]) ?? 0
@@ -49,6 +54,43 @@ extension DownloadStore {
         let groups = try deleteRows(doomed, in: db)
         try deleteEmptyGroups(groups, session: session, in: db)
         return doomed.count
+    }
+
+    /// How many rowids the table's downloads span: at least how many rows there are, found
+    /// in two lookups instead of a count.
+    static func rowidSpan(in db: Database) throws -> Int {
+        // Two statements: SQLite answers MIN or MAX alone from the b-tree's edge, not both at once.
+        guard let low = try Int64.fetchOne(db, sql: "SELECT MIN(rowid) FROM download"),
+              let high = try Int64.fetchOne(db, sql: "SELECT MAX(rowid) FROM download")
+        else { return 0 }
+        return Int(high - low + 1)
+    }
+
+    /// The smallest rowid of a download added at or after `cutoff` (seconds since the reference
+    /// date), or one past the largest when there is none: a bisection over rowids, a few
+    /// lookups however large the table. Downloads are added in rowid order, so their dates
+    /// rise with it (a clock set back makes the boundary approximate, never wrong by more
+    /// than the rows added meanwhile).
+    static func firstRowid(addedAtOrAfter cutoff: Double, in db: Database) throws -> Int64 {
+        guard var low = try Int64.fetchOne(db, sql: "SELECT MIN(rowid) FROM download"),
+              var high = try Int64.fetchOne(db, sql: "SELECT MAX(rowid) FROM download")
+        else { return 0 }
+        high += 1
+        let next = try db.cachedStatement(sql: "SELECT rowid, createdAt FROM download WHERE rowid >= ? ORDER BY rowid LIMIT 1")
+        while low < high {
+            let middle = low + (high - low) / 2
+            guard let row = try Row.fetchOne(next, arguments: [middle]) else {
+                high = middle
+                continue
+            }
+            let (rowid, added): (Int64, Double) = (row[0], row[1])
+            if added < cutoff {
+                low = rowid + 1
+            } else {
+                high = min(middle, rowid)
+            }
+        }
+        return low
     }
 
     /// Deletes downloads by rowid (their segments go by cascade); returns the groups they were in.
