@@ -71,17 +71,18 @@ extension DownloadManager {
         }
         writeTimers[timer] = Task {
             if delay > .zero { try? await Task.sleep(for: delay) }
-            self.writeTimerFired(timer)
+            await self.writeTimerFired(timer)
         }
     }
 
-    private func writeTimerFired(_ timer: StoreWriteQueue.Timer) {
+    /// The timer's write, in the timer's own task (no second task to hop through).
+    private func writeTimerFired(_ timer: StoreWriteQueue.Timer) async {
         writeTimers[timer] = nil
         writes.timerFired(timer)
         if timer == .placement {
-            Task { await self.writePlacements() }
+            await writePlacements()
         } else {
-            Task { await self.flushDirty() }
+            await flushDirty()
         }
     }
 
@@ -184,14 +185,22 @@ extension DownloadManager {
 
     /// Removes a record from memory and from every index (not from the store).
     func forget(_ id: DownloadID) {
-        guard let record = records.removeValue(forKey: id) else { return }
-        scheduler.dequeue(id)
-        retention.withdraw(id)
-        droppedFromOrder += 1
+        guard let record = detach(id) else { return }
         compactOrderIfWorthIt()
-        releasePartKey(of: record)
         if let group = record.group {
             groups.remove([id], from: group, unfinished: record.isFinished ? 0 : 1)
         }
+    }
+
+    /// Takes a record out of memory and out of the indexes kept per download (scheduler,
+    /// retention, part keys; `order` is compacted later). Its group is the caller's: one
+    /// forgotten alone leaves it at once, many forgotten together leave it in one pass.
+    func detach(_ id: DownloadID) -> Record? {
+        guard let record = records.removeValue(forKey: id) else { return nil }
+        scheduler.dequeue(id)
+        retention.withdraw(id)
+        releasePartKey(of: record)
+        droppedFromOrder += 1
+        return record
     }
 }

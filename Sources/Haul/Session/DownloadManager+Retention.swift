@@ -23,11 +23,9 @@ extension DownloadManager {
         dueToForget = []
         var touchedGroups: Set<String> = []
         for id in ids {
-            guard let record = records.removeValue(forKey: id) else { continue }
-            releasePartKey(of: record)
+            guard let record = detach(id) else { continue }
             if let group = record.group { touchedGroups.insert(group) }
             writes.forgotten(id)
-            droppedFromOrder += 1
         }
         if !touchedGroups.isEmpty {
             let gone = Set(ids)
