@@ -1,10 +1,14 @@
 import Foundation
 
-/// The end of a transfer: its bytes checked against the request, and the file put in place
-/// under its final name, recorded first so that a crash right after the rename is recognised.
+/// The end of a transfer: its bytes checked against the request and the part file closed,
+/// ready to be put in place under its final name.
 extension TransferRunner {
-    /// Checks length and every requested checksum, then places the part file atomically.
-    func verifyAndPlace(_ state: inout TransferState, reporter: TransferReporter) async throws(HaulError) -> TransferResult {
+    /// Checks length and every requested checksum and decides the file's name. The rename is
+    /// not done here: the manager records the intent first (so that a crash right after the
+    /// rename is recognised) and places every file verified at about the same time after one
+    /// store write, so that a batch of small files shares one write and one turn of the manager
+    /// instead of each waiting for its own.
+    func verify(_ state: inout TransferState) async throws(HaulError) -> TransferResult {
         let computed = state.hasher?.finalize() ?? []
         for wanted in state.request.checksums {
             guard let got = computed.first(where: { $0.algorithm == wanted.algorithm }), got == wanted else {
@@ -22,15 +26,10 @@ extension TransferRunner {
         let name = FileNaming.resolveName(
             requested: state.request.fileName, contentDisposition: state.contentDisposition,
             originalURL: state.request.url, finalURL: state.finalURL)
-        // Recorded first, so that a crash right after the rename is recognised as a completed
-        // download (found by its inode) and not fetched a second time.
-        try await reporter.willPlace(PlacementIntent(
+        let intent = PlacementIntent(
             directory: state.request.directory.path, name: name, policy: state.request.conflictPolicy,
-            device: identity.device, inode: identity.inode, length: state.bytesOnDisk))
-        let placed = try Placement.place(
-            partPath: state.part.path, directory: state.request.directory.path, name: name,
-            policy: state.request.conflictPolicy)
-        return .completed(placed, checksums: computed, bytes: state.bytesOnDisk)
+            device: identity.device, inode: identity.inode, length: state.bytesOnDisk)
+        return .verified(VerifiedFile(intent: intent, partPath: state.part.path, checksums: computed, bytes: state.bytesOnDisk))
     }
 
     /// With `.skip` or `.fail` and a name known before any byte is fetched, decide now
@@ -41,5 +40,25 @@ extension TransferRunner {
         guard SystemCalls.fileExists(target) else { return nil }
         if request.conflictPolicy == .skip { return Placement.Result(path: target, skipped: true) }
         throw HaulError(.fileExists, "\(target) already exists; choose another name or conflict policy")
+    }
+}
+
+/// A part file whose bytes are all verified, and where it goes.
+struct VerifiedFile: Sendable {
+    /// Recorded durably before the rename.
+    let intent: PlacementIntent
+    let partPath: String
+    /// The digests computed while the bytes arrived (those requested were checked).
+    let checksums: [Checksum]
+    let bytes: Int64
+
+    /// Renames the part file into place under the intent's name and conflict policy.
+    func place() -> TransferResult {
+        do {
+            let placed = try Placement.place(partPath: partPath, directory: intent.directory, name: intent.name, policy: intent.policy)
+            return .completed(placed, checksums: checksums, bytes: bytes)
+        } catch {
+            return .failed(error)
+        }
     }
 }

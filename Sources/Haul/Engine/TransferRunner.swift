@@ -9,8 +9,8 @@ struct WriteFault: Sendable {
 }
 
 /// Performs one attempt of a download: request (resuming when the rules allow), stream to the
-/// part file while hashing, checkpoint, verify, and place atomically. A download the server
-/// lets split is handed to `SegmentedTransfer` after the first response.
+/// part file while hashing, checkpoint, and verify; the manager places the verified file. A
+/// download the server lets split is handed to `SegmentedTransfer` after the first response.
 ///
 /// It never decides about retries or states; it reports what happened and leaves the part
 /// file and `TransferState` ready for the next attempt.
@@ -89,9 +89,9 @@ struct TransferRunner: Sendable {
         while true {
             switch try await fetch(&state, maySplit: mayRestartSplit, live: live, reporter: reporter) {
             case .complete:
-                // The server's part is done: flushing, recording and renaming take what they take.
+                // The server's part is done: a flush before placement takes what it takes.
                 return try await live.holdingReads { () async throws(HaulError) in
-                    try await verifyAndPlace(&state, reporter: reporter)
+                    try await verify(&state)
                 }
             case .restarted:
                 mayRestartSplit = false

@@ -96,13 +96,14 @@ struct TransferReporter: Sendable {
     var started: @Sendable (_ resumedFrom: Int64, _ finalURL: URL) -> Void
     /// A durable point was reached (see `TransferCheckpoint`).
     var checkpoint: @Sendable (TransferCheckpoint) async -> Void
-    /// The verified part is about to be renamed; must be recorded durably before returning.
-    var willPlace: @Sendable (PlacementIntent) async throws(HaulError) -> Void
 }
 
 /// How one run of a transfer ended.
 enum TransferResult: Sendable {
     case completed(Placement.Result, checksums: [Checksum], bytes: Int64)
+    /// Every byte is here and verified; the manager records where the file goes and renames
+    /// it, together with the other files verified at about the same time.
+    case verified(VerifiedFile)
     case failed(HaulError)
     case stopped
 }

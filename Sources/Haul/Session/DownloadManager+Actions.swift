@@ -133,8 +133,7 @@ extension DownloadManager {
                 // the transfer's first checkpoint.
                 if hub.keepsOutbox { Task { await self?.scheduleWrite() } }
             },
-            checkpoint: { checkpoint in await self.recordCheckpoint(id, checkpoint) },
-            willPlace: { (intent) async throws(HaulError) in try await self.recordPlacement(id, intent) })
+            checkpoint: { checkpoint in await self.recordCheckpoint(id, checkpoint) })
         // Detached, so that the transfer starts on a free thread at once instead of first
         // queueing on this actor, which every other transfer's bookkeeping also needs.
         records[id]?.details.task = Task.detached { [transfer] in
@@ -147,7 +146,7 @@ extension DownloadManager {
 
     private func transferEnded(_ id: DownloadID, transfer: TransferState, result: TransferResult) {
         // Changed in place: a copy of the record would copy its details too.
-        let ended = records.update(id) { record in
+        _ = records.update(id) { record in
             record.details.transfer = transfer
             record.details.task = nil
             record.details.finalURL = transfer.finalURL ?? record.details.finalURL
@@ -155,6 +154,19 @@ extension DownloadManager {
                 record.details.progress.completedBytes = snapshot.completedBytes
                 record.details.progress.expectedBytes = snapshot.expectedBytes ?? record.details.progress.expectedBytes
             }
+        }
+        if case .verified(let file) = result {
+            // Placed with the files verified at about the same time (DownloadManager+Placement).
+            placeAfterRecording(id, file)
+        } else {
+            conclude(id, result)
+        }
+    }
+
+    /// The download's transfer is over (placed, failed, stopped): its state machine decides
+    /// what follows.
+    func conclude(_ id: DownloadID, _ result: TransferResult) {
+        let ended = records.update(id) { record in
             let outcome: DownloadStateMachine.TransferOutcome
             switch result {
             case .completed(let placement, let checksums, let bytes):
@@ -187,6 +199,8 @@ extension DownloadManager {
                 outcome = .failed(error, retryDelay: decision.delay)
             case .stopped:
                 outcome = .stopped
+            case .verified:
+                preconditionFailure("a verified file is placed before its download concludes")
             }
             return record.machine.transferEnded(outcome)
         }

@@ -1,12 +1,15 @@
-/// Recording where a verified file goes before it is renamed there.
+/// Putting verified files in place, a batch at a time.
 ///
-/// The intent must be durable before the rename, so that a crash right after it is recognised
-/// as a completed download (found by its inode) and not fetched a second time. Written one
-/// transaction per file, as it first was, the intents of thousands of 16 KiB files cost more
-/// than fetching them, and each file held its connection slot while its transaction committed.
-/// So intents are batched like every other change: all the files verified while one write is
-/// on its way (or within a few milliseconds) go in the next, and a file hands its slot to the
-/// next download as soon as its bytes are verified, since what is left needs no connection.
+/// Where a file goes must be durable before it is renamed there, so that a crash right after
+/// the rename is recognised as a completed download (found by its inode) and not fetched a
+/// second time. Written one transaction per file, as it first was, the intents of thousands of
+/// 16 KiB files cost more than fetching them, and each file held its connection slot while its
+/// transaction committed. So a transfer hands its verified file to the manager and ends: the
+/// intents of all the files verified while one write is on its way (or within a few
+/// milliseconds) go in the next write, then those files are renamed and concluded together.
+/// A batch shares one store write, one rename pass off the actor and one turn of the actor,
+/// instead of each file waiting for its own; and the file's slot goes to the next download as
+/// soon as its bytes are verified, since what is left needs no connection.
 extension DownloadManager {
     /// How long the first verified file waits for others, while downloads are still fetching.
     /// Measured on 5,000 × 16 KiB at 16 at once: without a wait, intents went about 7 to a
@@ -14,35 +17,46 @@ extension DownloadManager {
     /// flat up to 30 ms). A lone download never waits.
     static let placementBatchWindow: Duration = .milliseconds(5)
 
-    /// Returns once `intent` is in the store (with the intents of other files verified at the
-    /// same time); throws when the write failed, and then the file must not be renamed.
-    func recordPlacement(_ id: DownloadID, _ intent: PlacementIntent) async throws(HaulError) {
+    /// A file verified by its transfer and waiting for its intent to be written.
+    struct PendingPlacement: Sendable {
+        let id: DownloadID
+        let file: VerifiedFile
+    }
+
+    /// Records where `file` goes (written with the next placement batch) and hands the
+    /// download's slot over; the file is renamed once the intent is in the store.
+    func placeAfterRecording(_ id: DownloadID, _ file: VerifiedFile) {
         guard records[id] != nil else { return }
-        records[id]?.details.durable.placement = intent
-        let action = writes.placementRecorded(StoredPlacement(id: id, intent: intent), othersFetching: scheduler.runningCount > 0)
+        records[id]?.details.durable.placement = file.intent
+        let action = writes.placementRecorded(StoredPlacement(id: id, intent: file.intent), othersFetching: scheduler.runningCount > 0)
         handOverSlot(id)
-        do {
-            try await withCheckedThrowingContinuation { continuation in
-                placementWaiters.append(continuation)
-                carryOut(action)
-            }
-        } catch let error as HaulError {
-            throw error
-        } catch {
-            throw HaulError(.fileSystem, "cannot record where \(intent.name) goes: \(error)")
-        }
+        pendingPlacements.append(PendingPlacement(id: id, file: file))
+        carryOut(action)
     }
 
     /// Writes the waiting intents (chained after any write on its way, which may have taken
-    /// some of them already) and tells their downloads whether they may rename.
+    /// some of them already), renames those files, and concludes their downloads. A file whose
+    /// intent could not be written is not renamed: its download fails with the store's error.
     func writePlacements() async {
-        let waiters = placementWaiters
-        placementWaiters = []
+        let batch = pendingPlacements
+        pendingPlacements = []
         let written = await flushDirty()
-        let error = lastWriteError ?? HaulError(.fileSystem, "the download store could not be written")
-        for waiter in waiters {
-            if written { waiter.resume() } else { waiter.resume(throwing: error) }
+        guard written else {
+            let error = lastWriteError ?? HaulError(.fileSystem, "the download store could not be written")
+            for pending in batch {
+                conclude(pending.id, .failed(HaulError(error.code, "cannot record where \(pending.file.intent.name) goes: \(error.message)")))
+            }
+            return
         }
+        let results = await Self.place(batch)
+        for (pending, result) in zip(batch, results) {
+            conclude(pending.id, result)
+        }
+    }
+
+    /// The renames of a batch, off the actor: the other transfers' bookkeeping goes on meanwhile.
+    private nonisolated static func place(_ batch: [PendingPlacement]) async -> [TransferResult] {
+        batch.map { $0.file.place() }
     }
 
     /// The download's bytes are verified: its slot goes to the next queued download now.

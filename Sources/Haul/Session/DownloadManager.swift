@@ -34,9 +34,9 @@ public actor DownloadManager {
     var flushChain: Task<Bool, Never>?
     /// Why the last store write failed, for callers that must not go on without it.
     var lastWriteError: HaulError?
-    /// Verified downloads waiting for their placement intent to be written (see
-    /// `recordPlacement`).
-    var placementWaiters: [CheckedContinuation<Void, any Error>] = []
+    /// Verified files waiting for their placement intent to be written (see
+    /// `placeAfterRecording`).
+    var pendingPlacements: [PendingPlacement] = []
     /// Long polls (`events(after:waitingUpTo:)`) waiting for the next events to be stored.
     var outboxWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     var scheduler: SchedulerState
