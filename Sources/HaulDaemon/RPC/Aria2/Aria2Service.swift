@@ -119,7 +119,7 @@ public actor Aria2Service {
         case "aria2.shutdown": return shutdown(force: false)
         case "aria2.forceShutdown": return shutdown(force: true)
         case "aria2.getGlobalStat": return await getGlobalStat()
-        case "aria2.saveSession": return await saveSession()
+        case "aria2.saveSession": return try await saveSession()
         default: throw .methodNotFound(name)
         }
     }
@@ -167,12 +167,12 @@ public actor Aria2Service {
         return "OK"
     }
 
-    /// Haul's store is always up to date at its checkpoints; this writes the rest now. "OK" is
-    /// honest: what aria2's session file is for (unfinished downloads, with their options,
-    /// coming back on the next start) is what the store holds, always, without
-    /// `--save-session`.
-    func saveSession() async -> JSONValue {
-        await manager.flushStore()
+    /// aria2's session file is for unfinished downloads, with their options, coming back on the
+    /// next start: Haul's store holds them always, without `--save-session`. This writes what
+    /// is pending now and answers "OK" only once that write succeeded; a failed write, or a
+    /// manager without a store on disk, is an error saying so.
+    func saveSession() async throws(JSONRPCError) -> JSONValue {
+        try await managed { () async throws(HaulError) in try await manager.saveStore() }
         return "OK"
     }
 }
