@@ -68,6 +68,23 @@ import Testing
         #expect(blanks == Aria2OptionValues(headers: []))
     }
 
+    /// The README lists the same blind-sent options as the code, and none of them is one Haul
+    /// honours or lists (which would hide a value it cannot take).
+    @Test func blindListMatchesTheReadme() throws {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let start = try #require(text.range(of: "The list (`Aria2BlindOptions`"))
+        let end = try #require(text.range(of: "### Driving a running daemon", range: start.upperBound..<text.endIndex))
+        let names = text[start.upperBound..<end.lowerBound].split(separator: "`").enumerated()
+            .filter { $0.offset % 2 == 1 }.map { String($0.element) }
+        #expect(Set(names) == Aria2BlindOptions.names)
+        #expect(names.count == Aria2BlindOptions.names.count)
+        let settled = Set(Aria2SettledOptions.of(DownloadManager.Configuration()).keys)
+        let honoured = Aria2OptionParser.perDownload.union(Aria2OptionParser.globalOnly).union(["pause", "gid"])
+        #expect(Aria2BlindOptions.names.isDisjoint(with: settled.union(honoured)))
+    }
+
     /// A settled option (a daemon setting) passes with the value Haul has, in any of aria2's
     /// forms, and is refused with another, saying how to change it.
     @Test func settledOptionsPassOnlyWithTheirValue() throws {

@@ -39,6 +39,10 @@ public struct Aria2Configuration: Sendable {
 ///   server allows ranges; `max-download-limit` applies at once, even to a running download;
 ///   `max-overall-download-limit` is the manager's global limit, which the daemon shares
 ///   between all its sessions;
+/// - an option Haul does not honour fails the call, naming it, instead of being ignored
+///   (except `Aria2BlindOptions`, which front-ends send unasked); the daemon's own settings
+///   (`timeout`, proxies, …) are listed and accepted only with the value they have
+///   (`Aria2SettledOptions`);
 /// - BitTorrent and Metalink (`addTorrent`, `addMetalink`) are not supported; `getPeers`
 ///   answers `[]`, as aria2 does for an HTTP download.
 public actor Aria2Service {
