@@ -52,7 +52,7 @@ import Testing
             // Wrong parameter types: -32602.
             let wrongTypes: [(String, [JSONValue])] = [
                 ("aria2.addUri", [url]), ("aria2.addUri", [[5]]), ("aria2.addUri", [[url], "options"]),
-                ("aria2.addUri", [[url], [:], "0"]), ("aria2.addUri", [[url], ["split": .bool(true)]]),
+                ("aria2.addUri", [[url], [:], "0"]), ("aria2.addUri", [[url], ["split": .object([:])]]),
                 ("aria2.tellStatus", [5]), ("aria2.tellStatus", []), ("aria2.tellStatus", ["0123456789abcdef", "gid"]),
                 ("aria2.tellWaiting", ["0", 10]), ("aria2.tellWaiting", [0, .double(1.5)]), ("aria2.tellStopped", [0]),
                 ("aria2.changePosition", ["0123456789abcdef", "1", "POS_SET"]),

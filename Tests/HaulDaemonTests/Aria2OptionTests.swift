@@ -28,17 +28,86 @@ import Testing
         #expect(values.userAgent == "agent/1")
     }
 
-    /// Unknown options, and options that do not apply where they are given, are ignored.
-    @Test func ignoresUnknownAndMisplacedOptions() throws {
-        let new = try Aria2OptionParser.parse(
-            ["bogus-option": "1", "max-tries": "3", "max-concurrent-downloads": "9", "max-overall-download-limit": "1M"],
-            for: .newDownload)
-        #expect(new == Aria2OptionValues())
-        let global = try Aria2OptionParser.parse(
-            ["out": "x", "checksum": "md5=00", "pause": "true", "max-concurrent-downloads": "9"], for: .changeGlobal)
-        #expect(global == Aria2OptionValues(maxConcurrentDownloads: 9))
-        let change = try Aria2OptionParser.parse(["pause": "true", "gid": "0123456789abcdef"], for: .changeDownload)
-        #expect(change == Aria2OptionValues())
+    /// An option Haul does not honour, or one it honours elsewhere, fails the call with an
+    /// error naming it, instead of "OK" with the option ignored.
+    @Test func refusesUnsupportedAndMisplacedOptions() {
+        let cases: [(String, JSONValue, Aria2OptionParser.Context, String)] = [
+            ("bogus-option", "1", .newDownload, "does not support"),
+            ("http-user", "bob", .newDownload, "does not support"),
+            ("http-passwd", "secret", .changeDownload, "does not support"),
+            ("all-proxy-user", "bob", .changeGlobal, "does not support"),
+            ("max-concurrent-downloads", "9", .newDownload, "changeGlobalOption"),
+            ("max-overall-download-limit", "1M", .changeDownload, "changeGlobalOption"),
+            ("out", "x", .changeGlobal, "addUri or changeOption"),
+            ("checksum", "md5=00", .changeGlobal, "addUri or changeOption"),
+            ("pause", "true", .changeDownload, "aria2.pause"),
+            ("pause", "true", .changeGlobal, "addUri"),
+            ("gid", "0123456789abcdef", .changeDownload, "download IDs"),
+        ]
+        for (name, value, context, mention) in cases {
+            #expect("\(name) in \(context)") { try Aria2OptionParser.parse([name: value, "split": "2"], for: context) } throws: { error in
+                guard let error = error as? JSONRPCError else { return false }
+                return error.code == 1 && error.message.contains("'--\(name)'") && error.message.contains(mention)
+            }
+        }
+    }
+
+    /// Options front-ends send unasked (`Aria2BlindOptions`) are accepted and ignored, and an
+    /// empty value of any option asks for nothing; the rest of the call still applies.
+    @Test func blindSentAndEmptyOptionsPass() throws {
+        let values = try Aria2OptionParser.parse(
+            ["bt-max-peers": "55", "file-allocation": "prealloc", "enable-rpc": .bool(true), "max-upload-limit": .integer(0),
+             "http-user": "", "http-passwd": "", "ftp-proxy": "", "split": "3"],
+            for: .changeDownload)
+        #expect(values == Aria2OptionValues(split: 3))
+        for context in [Aria2OptionParser.Context.newDownload, .changeDownload, .changeGlobal] {
+            #expect(try Aria2OptionParser.parse(["seed-time": "10", "use-head": "true"], for: context) == Aria2OptionValues())
+        }
+        // Blank fields of options Haul honours are "not given"; an empty header is no header.
+        let blanks = try Aria2OptionParser.parse(["out": "", "referer": "", "user-agent": "", "checksum": "", "header": ""], for: .changeDownload)
+        #expect(blanks == Aria2OptionValues(headers: []))
+    }
+
+    /// The README lists the same blind-sent options as the code, and none of them is one Haul
+    /// honours or lists (which would hide a value it cannot take).
+    @Test func blindListMatchesTheReadme() throws {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        let start = try #require(text.range(of: "The list (`Aria2BlindOptions`"))
+        let end = try #require(text.range(of: "### Driving a running daemon", range: start.upperBound..<text.endIndex))
+        let names = text[start.upperBound..<end.lowerBound].split(separator: "`").enumerated()
+            .filter { $0.offset % 2 == 1 }.map { String($0.element) }
+        #expect(Set(names) == Aria2BlindOptions.names)
+        #expect(names.count == Aria2BlindOptions.names.count)
+        let settled = Set(Aria2SettledOptions.of(DownloadManager.Configuration()).keys)
+        let honoured = Aria2OptionParser.perDownload.union(Aria2OptionParser.globalOnly).union(["pause", "gid"])
+        #expect(Aria2BlindOptions.names.isDisjoint(with: settled.union(honoured)))
+    }
+
+    /// A settled option (a daemon setting) passes with the value Haul has, in any of aria2's
+    /// forms, and is refused with another, saying how to change it.
+    @Test func settledOptionsPassOnlyWithTheirValue() throws {
+        var configuration = DownloadManager.Configuration()
+        configuration.minSegmentSize = 20 << 20
+        configuration.readTimeout = .seconds(30)
+        configuration.proxy = ProxySettings(
+            http: ProxySettings.Proxy(host: "proxy.lan", port: 3128, username: "u", password: "p"), https: nil)
+        let settled = Aria2SettledOptions.of(configuration)
+        for (name, value) in [("min-split-size", "20M"), ("min-split-size", "20971520"), ("timeout", "30"),
+                              ("timeout", .double(30)), ("continue", "false"), ("http-proxy", "http://proxy.lan:3128/"),
+                              ("http-proxy", "http://u:p@proxy.lan:3128"), ("https-proxy", ""), ("ca-certificate", "")] as [(String, JSONValue)] {
+            #expect(throws: Never.self, "\(name)=\(value)") { try Aria2OptionParser.parse([name: value], for: .changeGlobal, settled: settled) }
+        }
+        for (name, value, mention) in [("min-split-size", "1M", "--min-split-size"), ("timeout", "5", "--timeout"),
+                                       ("continue", "true", "never appends"), ("http-proxy", "http://other:3128", "--http-proxy"),
+                                       ("http-proxy", "http://u:wrong@proxy.lan:3128", "--http-proxy"),
+                                       ("max-tries", "3", "--retries")] {
+            #expect("\(name)=\(value)") { try Aria2OptionParser.parse([name: .string(value)], for: .changeDownload, settled: settled) } throws: { error in
+                guard let error = error as? JSONRPCError else { return false }
+                return error.code == 1 && error.message.contains("'--\(name)'") && error.message.contains(mention)
+            }
+        }
     }
 
     /// A value Haul cannot use fails with aria2's message naming the option, and why.
@@ -62,7 +131,7 @@ import Testing
     /// Values must be strings or numbers (a header may be an array of strings): anything else
     /// is -32602.
     @Test func nonStringValuesAreInvalidParams() {
-        for (name, value) in [("split", JSONValue.bool(true)), ("dir", .null), ("header", .array([.integer(1)])), ("header", .integer(1))] {
+        for (name, value) in [("split", JSONValue.object([:])), ("dir", .null), ("header", .array([.integer(1)])), ("header", .integer(1))] {
             #expect { try Aria2OptionParser.parse([name: value], for: .newDownload) } throws: { error in
                 (error as? JSONRPCError)?.code == -32602
             }
@@ -93,9 +162,10 @@ import Testing
         #expect(throws: JSONRPCError.self) { try Aria2OptionParser.speed("s", "9999999999999999999M") }
     }
 
-    /// `out` is a file name: paths, `.` and `..` are refused before anything is added.
+    /// `out` is a file name: paths, `.` and `..` are refused before anything is added (an
+    /// empty `out` is no name, as a front-end's blank field).
     @Test func outMustBeAFileName() throws {
-        for bad in ["../escape.bin", "a/b.bin", "/etc/passwd", "..", ".", ""] {
+        for bad in ["../escape.bin", "a/b.bin", "/etc/passwd", "..", "."] {
             #expect(throws: JSONRPCError.self, "out \(bad)") { try Aria2OptionParser.parse(["out": .string(bad)], for: .newDownload) }
         }
         #expect(try Aria2OptionParser.parse(["out": "..hidden but fine"], for: .newDownload).out == "..hidden but fine")
@@ -166,15 +236,23 @@ import Testing
         request.split = 2
         request.maxBytesPerSecond = 4096
         let defaults = Aria2GlobalOptions(dir: URL(fileURLWithPath: "/tmp"))
-        let listing = Aria2OptionListing.download(request, asked: Aria2ConnectionOptions(split: 3), defaults: defaults)
+        let settled = ["timeout": Aria2SettledOption(value: "30", kind: .whole, howToChange: ""),
+                       "ca-certificate": Aria2SettledOption(value: "", kind: .text, howToChange: ""),
+                       "max-download-result": Aria2SettledOption(value: "9", kind: .whole, howToChange: "", perDownload: false)]
+        let listing = Aria2OptionListing.download(
+            request, asked: Aria2ConnectionOptions(split: 3), defaults: defaults, settled: settled, userAgent: "haul/1")
         #expect(listing == [
             "dir": "/tmp", "out": "f.bin", "header": "A: 1\nB: 2", "checksum": .string("sha-1=" + checksum.hex),
             "split": "3", "max-connection-per-server": "2", "max-download-limit": "4096",
-            "allow-overwrite": "false", "auto-file-renaming": "true",
+            "allow-overwrite": "false", "auto-file-renaming": "true", "user-agent": "haul/1", "timeout": "30",
         ])
+        // The listed header, given back, is the same headers (aria2 lists them one per line).
+        #expect(try Aria2OptionParser.parse(["header": listing["header"]!], for: .changeDownload).headers == request.headers)
         // Nothing asked and the defaults give its connections: the defaults, as aria2 lists them.
         request.split = 1
-        let plain = Aria2OptionListing.download(request, asked: nil, defaults: defaults)
+        request.headers.append(HeaderField(name: "user-agent", value: "own/2"))
+        let plain = Aria2OptionListing.download(request, asked: nil, defaults: defaults, settled: [:], userAgent: "haul/1")
+        #expect(plain["user-agent"] == "own/2")
         #expect(plain["split"] == "5")
         #expect(plain["max-connection-per-server"] == "1")
     }

@@ -49,10 +49,24 @@ import Testing
             "uploadLength": "0", "downloadSpeed": "1234", "uploadSpeed": "0", "connections": "1",
             "pieceLength": "1048576", "numPieces": "3", "bitfield": "80", "dir": "/srv/dl",
             "files": [[
-                "index": "1", "path": "", "length": "3145728", "completedLength": "1572864", "selected": "true",
+                "index": "1", "path": "/srv/dl/file.bin", "length": "3145728", "completedLength": "1572864", "selected": "true",
                 "uris": [["uri": "http://h/file.bin", "status": "used"]],
             ]],
         ])
+    }
+
+    /// files[0].path without `out`: empty until the server answered (nothing known but the
+    /// request), then the name the URL gives, made safe; for a download that ended unplaced,
+    /// empty again.
+    @Test func pathOnceTheServerAnswered() {
+        #expect(Aria2Status.path(info(.running, attempts: 1)) == "")
+        #expect(Aria2Status.path(info(.queued)) == "")
+        #expect(Aria2Status.path(info(.running, done: 1, total: 10, attempts: 1)) == "/srv/dl/file.bin")
+        #expect(Aria2Status.path(info(.paused, done: 1, total: 10, attempts: 1)) == "/srv/dl/file.bin")
+        var hidden = info(.running, done: 1, total: 10, attempts: 1)
+        hidden.request.url = URL(string: "http://h/dir/..%2F.secret%20name")!
+        #expect(Aria2Status.path(hidden) == "/srv/dl/secret name")
+        #expect(Aria2Status.path(info(.failed, done: 1, total: 10, attempts: 1)) == "")
     }
 
     /// With `keys`, only those keys are answered; unknown keys are ignored; empty means all.

@@ -234,6 +234,41 @@ class Run:
         expect_client_error(lambda: self.api.client.add_uri([self.url("escape.bin", 10, 5)], {"out": "../escape.bin"}),
                             "an out that escapes the download directory", code=1)
 
+        # Haul's own, after the above: aria2c answers "OK" to options it ignores.
+        self.step("options as aria2p reads and sets them; one Haul does not honour is refused by name")
+        options = self.api.get_global_options()
+        for name in ("dir", "split", "max-connection-per-server", "min-split-size", "timeout", "connect-timeout",
+                     "max-tries", "retry-wait", "max-concurrent-downloads", "max-overall-download-limit",
+                     "max-download-limit", "user-agent", "check-certificate", "continue", "max-download-result"):
+            check(isinstance(options.get(name), str), f"getGlobalOption lacks {name}: {sorted(options.get_struct())}")
+        check(options.timeout > 0 and options.min_split_size > 0, f"timeout {options.timeout}, min-split-size {options.min_split_size}")
+        concurrent = options.max_concurrent_downloads
+        check(self.api.set_global_options({"max-concurrent-downloads": concurrent + 1, "max-overall-download-limit": "0"}),
+              "set_global_options with typical values")
+        check(self.api.get_global_options().max_concurrent_downloads == concurrent + 1, "max-concurrent-downloads not applied")
+        options = self.api.get_global_options()
+        options.max_concurrent_downloads = concurrent  # aria2p's setter: one changeGlobalOption
+        check(self.api.get_global_options().max_concurrent_downloads == concurrent, "the Options setter did not apply")
+        check(self.api.set_global_options(options.get_struct()), "getGlobalOption given back to changeGlobalOption")
+        check(self.api.set_global_options({"bt-max-peers": "55", "http-user": ""}), "blind-sent options and blank values")
+        expect_client_error(lambda: self.api.set_global_options({"no-such-option": "1"}), "an unknown global option",
+                            code=1, mention="'--no-such-option'")
+        expect_client_error(lambda: self.api.set_global_options({"timeout": "1"}), "a daemon setting changed over RPC",
+                            code=1, mention="--timeout")
+
+        tuned = self.api.add_uris([self.url("tuned.bin", 1024, 20)],
+                                  options={"pause": "true", "split": 2, "max-connection-per-server": "2", "dir": f"opts-{self.tag}"})
+        listed = self.api.get_options([tuned])[0]
+        check(listed.split == 2 and listed.max_connection_per_server == 2, f"getOption split/connections {listed.get_struct()}")
+        check(listed.dir.endswith(f"opts-{self.tag}"), f"getOption dir {listed.dir}")
+        check(self.api.set_options({"max-download-limit": "50K"}, [tuned]) == [True], "change_option max-download-limit")
+        check(self.api.get_options([tuned])[0].get("max-download-limit") == str(50 * 1024), "max-download-limit not applied")
+        expect_client_error(lambda: self.api.set_options({"max-tries": "9"}, [tuned]), "changing max-tries of one download",
+                            code=1, mention="'--max-tries'")
+        expect_client_error(lambda: self.api.add_uris([self.url("creds.bin", 10, 21)], options={"http-passwd": "pw"}),
+                            "an option Haul does not honour in addUri", code=1, mention="'--http-passwd'")
+        check(self.api.remove([self.download(tuned.gid)]) == [True], "remove of the tuned download")
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

@@ -277,4 +277,16 @@ extension DownloadManager {
     public func flushStore() async {
         await flushDirty()
     }
+
+    /// Writes every pending change now, and fails unless the downloads are then saved: when the
+    /// store lives in memory (`init(configuration:)`: nothing survives the process), or when the
+    /// write failed (a full disk, say), with why. What aria2's `saveSession` promises.
+    public func saveStore() async throws(HaulError) {
+        guard store.path != nil else {
+            throw HaulError(.invalidState, "this manager keeps its downloads in memory; there is no store to save them to")
+        }
+        guard await flushDirty() else {
+            throw lastWriteError ?? HaulError(.fileSystem, "the download store could not be written")
+        }
+    }
 }

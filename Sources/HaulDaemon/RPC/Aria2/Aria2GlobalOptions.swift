@@ -91,10 +91,19 @@ struct Aria2GlobalOptions: Sendable, Hashable {
         }
     }
 
-    /// Sets a header, replacing any of the same name (names compare case-insensitively).
+    /// Sets a header, replacing any of the same name (names compare case-insensitively) in the
+    /// place of the first, so that setting the value a header has changes nothing.
     static func upsert(_ headers: inout [HeaderField], _ name: String, _ value: String?) {
         guard let value else { return }
-        headers.removeAll { $0.name.lowercased() == name.lowercased() }
-        headers.append(HeaderField(name: name, value: value))
+        let key = name.lowercased()
+        guard let first = headers.firstIndex(where: { $0.name.lowercased() == key }) else {
+            headers.append(HeaderField(name: name, value: value))
+            return
+        }
+        headers[first].value = value
+        var index = headers.index(after: first)
+        while index < headers.endIndex {
+            if headers[index].name.lowercased() == key { headers.remove(at: index) } else { index += 1 }
+        }
     }
 }

@@ -1,13 +1,19 @@
 import Haul
 
 /// What `getOption` and `getGlobalOption` answer: option names to string values, like aria2,
-/// limited to the options Haul understands (aria2 lists only options that have a value too).
+/// limited to the options Haul honours: those it takes over RPC and the settled ones
+/// (`Aria2SettledOptions`) it has a value for (aria2 lists only options that have a value too).
+/// Secrets are never listed: a proxy is listed without its credentials.
 enum Aria2OptionListing {
     /// A download's options, read from its request. `split` and `max-connection-per-server`
     /// are listed as they were `asked`. What was not asked shows the `defaults` when they give
     /// the connections the download has (as aria2 lists a download that set nothing), else
     /// those connections (asked before the daemon restarted, or before the defaults changed).
-    static func download(_ request: DownloadRequest, asked: Aria2ConnectionOptions?, defaults: Aria2GlobalOptions) -> JSONValue {
+    /// `userAgent` is the manager's, sent when the request has no `User-Agent` header.
+    static func download(
+        _ request: DownloadRequest, asked: Aria2ConnectionOptions?, defaults: Aria2GlobalOptions,
+        settled: [String: Aria2SettledOption], userAgent: String
+    ) -> JSONValue {
         let connections = request.split ?? 1
         let byDefaults = DaemonTransferOptions.connections(
             split: defaults.split, maxConnectionPerServer: defaults.maxConnectionPerServer) == connections
@@ -25,11 +31,22 @@ enum Aria2OptionListing {
         let flags = Aria2GlobalOptions.flags(request.conflictPolicy)
         options["allow-overwrite"] = .string(String(flags.allowOverwrite))
         options["auto-file-renaming"] = .string(String(flags.autoFileRenaming))
+        options["user-agent"] = .string(header("User-Agent", in: request.headers) ?? userAgent)
+        if let referer = header("Referer", in: request.headers) { options["referer"] = .string(referer) }
+        for (name, option) in settled where option.perDownload && !option.value.isEmpty {
+            options[name] = .string(option.value)
+        }
         return .object(options)
     }
 
+    /// The value of the last header of that name (names compare case-insensitively).
+    static func header(_ name: String, in headers: [HeaderField]) -> String? {
+        headers.last { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
     static func global(
-        _ global: Aria2GlobalOptions, maxConcurrentDownloads: Int, maxOverallDownloadLimit: Int64, userAgent: String
+        _ global: Aria2GlobalOptions, maxConcurrentDownloads: Int, maxOverallDownloadLimit: Int64, userAgent: String,
+        settled: [String: Aria2SettledOption]
     ) -> JSONValue {
         var options: [String: JSONValue] = [
             "dir": .string(global.dir.path),
@@ -44,20 +61,8 @@ enum Aria2OptionListing {
         ]
         if let referer = global.referer { options["referer"] = .string(referer) }
         if !global.headers.isEmpty { options["header"] = .string(headerLines(global.headers)) }
+        for (name, option) in settled where !option.value.isEmpty { options[name] = .string(option.value) }
         return .object(options)
-    }
-
-    /// The daemon-wide settings aria2 also has, read from the manager (the daemon's command
-    /// line): listed by `getGlobalOption`, in aria2's forms (bytes, whole seconds), read-only
-    /// here (`changeGlobalOption` does not take them).
-    static func managerSettings(_ configuration: DownloadManager.Configuration) -> [String: JSONValue] {
-        var options: [String: JSONValue] = [
-            "min-split-size": .string(String(configuration.minSegmentSize)),
-            "connect-timeout": .string(String(configuration.connectTimeout.components.seconds)),
-            "timeout": .string(String(configuration.readTimeout.components.seconds)),
-        ]
-        if let kept = configuration.retention.maxFinished { options["max-download-result"] = .string(String(kept)) }
-        return options
     }
 
     /// aria2 lists repeated options (`header`) as one string, one value per line.

@@ -2,12 +2,20 @@ import Haul
 
 /// Reads aria2's option structs (`{"dir": "/tmp", "split": "4"}`) into `Aria2OptionValues`.
 ///
-/// As in aria2: options it does not know, and options that do not apply where they are given
-/// (`out` in `changeGlobalOption`, `max-concurrent-downloads` for one download), are ignored;
-/// a value it cannot use fails the whole call with aria2's message, followed by what was wrong,
+/// Every option given is accounted for, so that an answer "OK" means it was applied:
+/// - an option Haul honours where it is given is read and checked;
+/// - one Haul honours elsewhere (`out` in `changeGlobalOption`, `max-concurrent-downloads`
+///   for one download, `pause` in `changeOption`) is refused, saying where it belongs;
+/// - a settled option (`Aria2SettledOption`: a daemon setting such as `timeout`) passes with
+///   the value Haul has and is refused with another;
+/// - one of `Aria2BlindOptions` (front-ends send them unasked) is accepted and ignored;
+/// - any other is refused with an error naming it, unless its value is empty (a front-end's
+///   blank field asks for nothing).
+///
+/// A value it cannot use fails the whole call with aria2's message, followed by what was wrong,
 /// and nothing is applied. A JSON number (`"split": 4`) is read as its decimal text, as aria2
-/// does; other kinds of value (objects, arrays except for `header`, booleans, null) are an
-/// error, not silently skipped, and `gid` (choosing a download's ID) is refused.
+/// does, and a JSON boolean as `true`/`false`; other kinds of value (objects, arrays except for
+/// `header`, null) are an error, and `gid` (choosing a download's ID) is refused.
 enum Aria2OptionParser {
     /// Where the options are given; each accepts a different set.
     enum Context: Sendable, Hashable {
@@ -34,11 +42,30 @@ enum Aria2OptionParser {
         }
     }
 
-    static func parse(_ options: [String: JSONValue], for context: Context) throws(JSONRPCError) -> Aria2OptionValues {
+    /// Why an option Haul honours is refused in `context`, or nil when it is not one of those.
+    static func misplaced(_ name: String, in context: Context) -> String? {
+        if name == "gid" { return "Haul chooses download IDs itself; leave this option out" }
+        if globalOnly.contains(name) { return "it holds for all downloads: give it to changeGlobalOption" }
+        if name == "pause" {
+            return context == .changeDownload
+                ? "it applies when a download is added; use aria2.pause or aria2.unpause"
+                : "it applies when a download is added: give it to addUri"
+        }
+        if perDownload.contains(name) { return "it belongs to one download: give it to addUri or changeOption" }
+        return nil
+    }
+
+    static func parse(
+        _ options: [String: JSONValue], for context: Context, settled: [String: Aria2SettledOption] = [:]
+    ) throws(JSONRPCError) -> Aria2OptionValues {
         var values = Aria2OptionValues()
         // Sorted, so that of several bad options the same one is always reported.
-        for name in options.keys.sorted() where accepts(name, in: context) {
+        for name in options.keys.sorted() {
             guard let raw = options[name] else { continue }
+            guard accepts(name, in: context) else {
+                try account(name, raw, in: context, settled: settled)
+                continue
+            }
             if name == "header" {
                 values.headers = try headers(raw)
                 continue
@@ -46,36 +73,66 @@ enum Aria2OptionParser {
             guard let text = optionText(raw) else {
                 throw JSONRPCError.invalidParams("option '\(name)' must be a string or a number, got \(raw.kindDescription)")
             }
-            switch name {
-            case "dir":
-                guard !text.isEmpty else { throw problem(name, "a directory path is required") }
-                values.dir = text
-            case "out": values.out = try fileName(text)
-            case "checksum":
-                do { values.checksum = try Checksum(parsing: text) } catch { throw problem(name, error.message) }
-            case "split": values.split = try integer(name, text, in: DaemonTransferOptions.splitRange)
-            case "max-connection-per-server": values.maxConnectionPerServer = try integer(name, text, in: 1...DaemonTransferOptions.connectionCeiling)
-            case "max-concurrent-downloads": values.maxConcurrentDownloads = try integer(name, text, in: 1...100_000)
-            case "max-download-limit": values.maxDownloadLimit = try speed(name, text)
-            case "max-overall-download-limit": values.maxOverallDownloadLimit = try speed(name, text)
-            case "allow-overwrite": values.allowOverwrite = try boolean(name, text)
-            case "auto-file-renaming": values.autoFileRenaming = try boolean(name, text)
-            case "pause": values.pause = try boolean(name, text)
-            case "referer": values.referer = try headerValue(name, text)
-            case "user-agent": values.userAgent = try headerValue(name, text)
-            case "gid": throw problem(name, "Haul chooses download IDs itself; leave this option out")
-            default: break
-            }
+            try read(name, text, into: &values)
         }
         return values
     }
 
+    /// An option given where Haul does not apply it: passes (settled with Haul's value, blind,
+    /// or empty) or is refused, naming it.
+    private static func account(
+        _ name: String, _ raw: JSONValue, in context: Context, settled: [String: Aria2SettledOption]
+    ) throws(JSONRPCError) {
+        // A blank field asks for nothing, wherever it is given.
+        if optionText(raw)?.isEmpty == true { return }
+        if let reason = misplaced(name, in: context) { throw problem(name, reason) }
+        if let option = settled[name] {
+            guard let text = optionText(raw) else {
+                throw JSONRPCError.invalidParams("option '\(name)' must be a string or a number, got \(raw.kindDescription)")
+            }
+            guard option.matches(text) else {
+                let has = option.value.isEmpty ? "none" : "'\(option.value)'"
+                throw problem(name, "Haul has \(has) and does not change it over RPC: \(option.howToChange)")
+            }
+            return
+        }
+        if Aria2BlindOptions.names.contains(name) { return }
+        throw problem(name, "Haul does not support this option, so nothing was applied (see the README's table of aria2's options)")
+    }
+
+    /// Reads one option Haul honours. An empty `out`, `checksum`, `referer` or `user-agent` is
+    /// "not given" (a front-end's blank field), not a value.
+    private static func read(_ name: String, _ text: String, into values: inout Aria2OptionValues) throws(JSONRPCError) {
+        if text.isEmpty, ["out", "checksum", "referer", "user-agent"].contains(name) { return }
+        switch name {
+        case "dir":
+            guard !text.isEmpty else { throw problem(name, "a directory path is required") }
+            values.dir = text
+        case "out": values.out = try fileName(text)
+        case "checksum":
+            do { values.checksum = try Checksum(parsing: text) } catch { throw problem(name, error.message) }
+        case "split": values.split = try integer(name, text, in: DaemonTransferOptions.splitRange)
+        case "max-connection-per-server": values.maxConnectionPerServer = try integer(name, text, in: 1...DaemonTransferOptions.connectionCeiling)
+        case "max-concurrent-downloads": values.maxConcurrentDownloads = try integer(name, text, in: 1...100_000)
+        case "max-download-limit": values.maxDownloadLimit = try speed(name, text)
+        case "max-overall-download-limit": values.maxOverallDownloadLimit = try speed(name, text)
+        case "allow-overwrite": values.allowOverwrite = try boolean(name, text)
+        case "auto-file-renaming": values.autoFileRenaming = try boolean(name, text)
+        case "pause": values.pause = try boolean(name, text)
+        case "referer": values.referer = try headerValue(name, text)
+        case "user-agent": values.userAgent = try headerValue(name, text)
+        case "gid": throw problem(name, "Haul chooses download IDs itself; leave this option out")
+        default: break
+        }
+    }
+
     /// An option value as text: a string as it is, a number as its decimal text (a whole
     /// double such as `2.0` as `2`; another double keeps its fraction, which the integer
-    /// options then refuse).
+    /// options then refuse), a boolean as `true` or `false` (webui-aria2 sends its defaults so).
     static func optionText(_ raw: JSONValue) -> String? {
         switch raw {
         case .string(let text): return text
+        case .bool(let flag): return String(flag)
         case .integer(let number): return String(number)
         case .double(let number):
             guard number.isFinite else { return nil }
@@ -102,11 +159,13 @@ enum Aria2OptionParser {
         return text
     }
 
-    /// `header` is one `Name: value` string or an array of them.
+    /// `header` is an array of `Name: value` strings, or one string of them one per line (as
+    /// aria2 lists it, so that a listed value can be given back); empty lines are skipped, so
+    /// `""` is no header.
     static func headers(_ raw: JSONValue) throws(JSONRPCError) -> [HeaderField] {
         let lines: [JSONValue]
         switch raw {
-        case .string: lines = [raw]
+        case .string(let text): lines = text.split(whereSeparator: \.isNewline).map { .string(String($0)) }
         case .array(let elements): lines = elements
         default: throw JSONRPCError.invalidParams("option 'header' must be a string or an array of strings, got \(raw.kindDescription)")
         }
@@ -115,6 +174,7 @@ enum Aria2OptionParser {
             guard let text = line.stringValue else {
                 throw JSONRPCError.invalidParams("option 'header' must hold strings, and holds \(line.kindDescription)")
             }
+            if text.isEmpty { continue }
             do { fields.append(try HeaderField(parsing: text)) } catch { throw problem("header", error.message) }
         }
         return fields
@@ -137,6 +197,12 @@ enum Aria2OptionParser {
 
     /// Bytes per second: a whole number, optionally followed by `K` or `M` (1K = 1024).
     static func speed(_ name: String, _ text: String) throws(JSONRPCError) -> Int64 {
+        try bytes(name, text)
+    }
+
+    /// A number of bytes: a whole number, optionally followed by `K` or `M` (1K = 1024), as
+    /// aria2 reads sizes and speeds.
+    static func bytes(_ name: String, _ text: String) throws(JSONRPCError) -> Int64 {
         var digits = Substring(text)
         var unit: Int64 = 1
         switch digits.last {

@@ -14,7 +14,7 @@ extension Aria2Service {
         let options = try p.optionalObject(1, "options") ?? [:]
         let position = try p.optionalInteger(2, "position")
         if let position, position < 0 { throw .failed("Position must be greater than or equal to 0.") }
-        let values = try Aria2OptionParser.parse(options, for: .newDownload)
+        let values = try parseOptions(options, for: .newDownload)
         guard let url = URL(string: uri) else { throw .failed("'\(uri)' is not a valid URI") }
         let directory = try values.dir.map { text throws(JSONRPCError) in
             try downloadDirectory.resolve(text, relativeTo: global.dir)

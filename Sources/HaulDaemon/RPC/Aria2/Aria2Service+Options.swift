@@ -6,16 +6,36 @@ extension Aria2Service {
     /// `getOption(gid)`.
     func getOption(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let info = try await download(p)
-        return Aria2OptionListing.download(info.request, asked: connectionsAsked[info.id], defaults: global)
+        return Aria2OptionListing.download(
+            info.request, asked: connectionsAsked[info.id], defaults: global, settled: settledOptions,
+            userAgent: manager.configuration.userAgent)
     }
 
-    /// `changeOption(gid, options)` → "OK". Options that change the request (dir, out,
+    /// The options Haul has but does not take over RPC (the daemon's settings).
+    var settledOptions: [String: Aria2SettledOption] {
+        Aria2SettledOptions.of(manager.configuration)
+    }
+
+    /// Reads the options of a call (see `Aria2OptionParser`).
+    func parseOptions(
+        _ options: [String: JSONValue], for context: Aria2OptionParser.Context
+    ) throws(JSONRPCError) -> Aria2OptionValues {
+        try Aria2OptionParser.parse(options, for: context, settled: settledOptions)
+    }
+
+    /// `changeOption(gid, options)` → "OK", or an error naming an option Haul does not take
+    /// (and then nothing is changed). Options that change the request (dir, out,
     /// header, checksum, split, …) restart a running download from its bytes on disk, as in
     /// aria2; `max-download-limit` applies at once, without a restart.
     func changeOption(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let gid = try p.string(0, "gid")
-        let values = try Aria2OptionParser.parse(try p.object(1, "options"), for: .changeDownload)
-        let id = try await download(gid).id
+        var values = try parseOptions(try p.object(1, "options"), for: .changeDownload)
+        let info = try await download(gid)
+        let id = info.id
+        // The user agent it has already (listed by getOption, and given back by front-ends)
+        // is no change: it must not become a header of its own.
+        let agent = Aria2OptionListing.header("User-Agent", in: info.request.headers) ?? manager.configuration.userAgent
+        if values.userAgent == agent { values.userAgent = nil }
         // One change of a download at a time: each reads the request as the one before left
         // it, or a restart's wait would let a second change write back a stale request.
         return try await changingOptions(of: id) { () async throws(JSONRPCError) in
@@ -76,17 +96,18 @@ extension Aria2Service {
 
     /// `getGlobalOption()`.
     func getGlobalOption() async -> JSONValue {
-        let listed = Aria2OptionListing.global(
+        Aria2OptionListing.global(
             global, maxConcurrentDownloads: await manager.maxConcurrentDownloads,
-            maxOverallDownloadLimit: await manager.globalSpeedLimit ?? 0, userAgent: manager.configuration.userAgent)
-        var options = listed.objectValue ?? [:]
-        options.merge(Aria2OptionListing.managerSettings(manager.configuration)) { own, _ in own }
-        return .object(options)
+            maxOverallDownloadLimit: await manager.globalSpeedLimit ?? 0, userAgent: manager.configuration.userAgent,
+            settled: settledOptions)
     }
 
-    /// `changeGlobalOption(options)` → "OK". Every value is checked before any is applied.
+    /// `changeGlobalOption(options)` → "OK". Every value is checked before any is applied, and an
+    /// option Haul does not take fails the call, naming it.
     func changeGlobalOption(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
-        let values = try Aria2OptionParser.parse(try p.object(0, "options"), for: .changeGlobal)
+        var values = try parseOptions(try p.object(0, "options"), for: .changeGlobal)
+        // The user agent listed is no change (the manager's own stays the default).
+        if values.userAgent == (global.userAgent ?? manager.configuration.userAgent) { values.userAgent = nil }
         let directory = try values.dir.map { text throws(JSONRPCError) in
             try downloadDirectory.resolve(text, relativeTo: global.dir)
         }

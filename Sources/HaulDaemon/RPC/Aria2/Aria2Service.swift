@@ -39,6 +39,10 @@ public struct Aria2Configuration: Sendable {
 ///   server allows ranges; `max-download-limit` applies at once, even to a running download;
 ///   `max-overall-download-limit` is the manager's global limit, which the daemon shares
 ///   between all its sessions;
+/// - an option Haul does not honour fails the call, naming it, instead of being ignored
+///   (except `Aria2BlindOptions`, which front-ends send unasked); the daemon's own settings
+///   (`timeout`, proxies, …) are listed and accepted only with the value they have
+///   (`Aria2SettledOptions`);
 /// - BitTorrent and Metalink (`addTorrent`, `addMetalink`) are not supported; `getPeers`
 ///   answers `[]`, as aria2 does for an HTTP download.
 public actor Aria2Service {
@@ -119,7 +123,7 @@ public actor Aria2Service {
         case "aria2.shutdown": return shutdown(force: false)
         case "aria2.forceShutdown": return shutdown(force: true)
         case "aria2.getGlobalStat": return await getGlobalStat()
-        case "aria2.saveSession": return await saveSession()
+        case "aria2.saveSession": return try await saveSession()
         default: throw .methodNotFound(name)
         }
     }
@@ -167,12 +171,12 @@ public actor Aria2Service {
         return "OK"
     }
 
-    /// Haul's store is always up to date at its checkpoints; this writes the rest now. "OK" is
-    /// honest: what aria2's session file is for (unfinished downloads, with their options,
-    /// coming back on the next start) is what the store holds, always, without
-    /// `--save-session`.
-    func saveSession() async -> JSONValue {
-        await manager.flushStore()
+    /// aria2's session file is for unfinished downloads, with their options, coming back on the
+    /// next start: Haul's store holds them always, without `--save-session`. This writes what
+    /// is pending now and answers "OK" only once that write succeeded; a failed write, or a
+    /// manager without a store on disk, is an error saying so.
+    func saveSession() async throws(JSONRPCError) -> JSONValue {
+        try await managed { () async throws(HaulError) in try await manager.saveStore() }
         return "OK"
     }
 }

@@ -66,20 +66,29 @@ enum Aria2Status {
         return .object(entry)
     }
 
-    /// The one file of a download (`getFiles`). Its path is known once it is placed, or when
-    /// `out` named it; before that it is empty, as in aria2 before the name is known.
+    /// The one file of a download (`getFiles`). Its path is where it was placed; else the one
+    /// `out` names; else, once the server answered and until the download ends, the one its URL
+    /// gives (as aria2 shows it while the transfer runs; a Content-Disposition name or a
+    /// numbered name for a taken one shows once the file is placed); else empty, as in aria2
+    /// before the name is known.
     static func file(_ info: DownloadInfo) -> JSONValue {
-        let path = info.fileURL?.path
-            ?? info.request.fileName.map { info.request.directory.appendingPathComponent($0).path }
-            ?? ""
-        return .object([
+        .object([
             "index": "1",
-            "path": .string(path),
+            "path": .string(path(info)),
             "length": string(info.progress.expectedBytes ?? 0),
             "completedLength": string(info.progress.completedBytes),
             "selected": "true",
             "uris": uris(info),
         ])
+    }
+
+    static func path(_ info: DownloadInfo) -> String {
+        if let placed = info.fileURL { return placed.path }
+        if let name = info.request.fileName { return info.request.directory.appendingPathComponent(name).path }
+        // The server answered: a final URL recorded, a length known, or bytes received.
+        let answered = info.finalURL != nil || info.progress.expectedBytes != nil || info.progress.completedBytes > 0
+        guard !info.state.isTerminal, answered else { return "" }
+        return info.request.directory.appendingPathComponent(info.expectedFileName).path
     }
 
     /// `getUris`: the download's URI, `used` once a transfer was attempted.
