@@ -154,8 +154,20 @@ final class DownloadStore: Sendable {
             let statement = try db.cachedStatement(sql: DownloadColumn.selectSQL + """
                  WHERE session = ? AND url = ? AND directory = ? AND state IN \(Self.finishedStatesSQL)
                 """)
+            // A batch into a directory the session never downloaded to (a new one, as most
+            // runs use) needs one lookup, not one per URL.
+            let directoryHasAny = try db.cachedStatement(sql: """
+                SELECT EXISTS (SELECT 1 FROM download WHERE session = ? AND directory = ?)
+                """)
+            var usedDirectories: [String: Bool] = [:]
             var found: [StoredDownload] = []
             for place in places {
+                let used = try usedDirectories[place.directory] ?? {
+                    let any = try Bool.fetchOne(directoryHasAny, arguments: [session, place.directory]) ?? false
+                    usedDirectories[place.directory] = any
+                    return any
+                }()
+                guard used else { continue }
                 found += try Self.downloads(
                     from: statement, arguments: [session, place.url, place.directory], session: nil, in: db)
             }
