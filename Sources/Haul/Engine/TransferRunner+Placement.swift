@@ -38,7 +38,7 @@ extension TransferRunner {
         guard let name = request.fileName, request.conflictPolicy == .fail || request.conflictPolicy == .skip else { return nil }
         let target = Placement.join(request.directory.path, name)
         guard SystemCalls.fileExists(target) else { return nil }
-        if request.conflictPolicy == .skip { return Placement.Result(path: target, skipped: true) }
+        if request.conflictPolicy == .skip { return Placement.Result(path: target, skipped: true).stamped() }
         throw HaulError(.fileExists, "\(target) already exists; choose another name or conflict policy")
     }
 }
@@ -56,7 +56,7 @@ struct VerifiedFile: Sendable {
     func place() -> TransferResult {
         do {
             let placed = try Placement.place(partPath: partPath, directory: intent.directory, name: intent.name, policy: intent.policy)
-            return .completed(placed, checksums: checksums, bytes: bytes)
+            return .completed(placed.stamped(), checksums: checksums, bytes: bytes)
         } catch {
             return .failed(error)
         }

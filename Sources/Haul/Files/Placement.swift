@@ -4,6 +4,28 @@ enum Placement {
         var path: String
         /// The name was taken and the policy was `.skip`: nothing was moved.
         var skipped: Bool
+        /// Size and modification time of the file as placed, when looked at right after (off
+        /// the manager's actor): a later change by someone else is noticed by them.
+        var stamp: Stamp?
+
+        init(path: String, skipped: Bool, stamp: Stamp? = nil) {
+            self.path = path
+            self.skipped = skipped
+            self.stamp = stamp
+        }
+
+        /// The result with the placed file's size and modification time.
+        func stamped() -> Result {
+            var result = self
+            result.stamp = SystemCalls.describe(path).map { Stamp(size: $0.size, modified: $0.modified) }
+            return result
+        }
+    }
+
+    struct Stamp: Sendable, Hashable {
+        var size: Int64
+        /// Seconds since 1970.
+        var modified: Double
     }
 
     /// How many `name (N).ext` variants `.rename` tries before giving up.

@@ -173,7 +173,7 @@ extension DownloadManager {
                 // Without the hint, Foundation stats the path to learn whether it is a directory.
                 record.details.fileURL = URL(fileURLWithPath: placement.path, isDirectory: false)
                 // Size and mtime as placed: a later change by someone else is noticed by them.
-                let placed = SystemCalls.describe(placement.path)
+                let placed = placement.stamp ?? placement.stamped().stamp
                 record.details.durable.fileSize = placed?.size
                 record.details.durable.fileModified = placed.map { Date(timeIntervalSince1970: $0.modified) }
                 record.details.durable.expectedLength = bytes
