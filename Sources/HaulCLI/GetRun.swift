@@ -6,9 +6,9 @@ import Haul
 /// completed), shows the events, waits for the group to complete or for SIGINT/SIGTERM, shuts
 /// the manager down, and decides the exit status.
 ///
-/// Everything the run waits for (manager events, signals, the end of the event stream) is
-/// merged into one stream read by a single loop, so the reporter is only ever touched by that
-/// loop and the order of output is the order of events.
+/// The manager's events are read by a single loop, so the reporter is only ever touched by
+/// that loop and the order of output is the order of events; a signal acts on the manager
+/// directly (see `RunInterruption`).
 struct GetRun: Sendable {
     /// The store session `haul get` keeps its downloads in.
     static let session = "haul get"
@@ -27,17 +27,22 @@ struct GetRun: Sendable {
     let stateDirectory: URL
     let mode: OutputMode
 
-    private enum Input: Sendable {
-        case download(DownloadEvent)
-        case signal(Int32)
-        /// The manager's event stream ended: it has shut down and every event was delivered.
-        case eventsEnded
-    }
-
     func run() async -> ExitStatus {
-        let (inputs, feed) = AsyncStream<Input>.makeStream()
+        let interruptions = RunInterruption()
         // Watch before anything starts, so that an early Ctrl-C still stops cleanly.
-        let signals = SignalWatcher([SIGINT, SIGTERM]) { feed.yield(.signal($0)) }
+        let signals = SignalWatcher([SIGINT, SIGTERM]) { number in
+            switch interruptions.received(number) {
+            case .stop(let manager):
+                // shutdown() pauses every transfer, which checkpoints its part file.
+                if let manager { Task { await manager.shutdown() } }
+            case .exitNow:
+                // The part files stay; the resume records hold the last checkpoint.
+                StandardStream.error.writeLine("\n" + Self.interruptedMessage)
+                exit(ExitStatus.stopped(by: number).rawValue)
+            case .ignore:
+                break
+            }
+        }
         defer { signals.stop() }
 
         let manager: DownloadManager
@@ -80,46 +85,30 @@ struct GetRun: Sendable {
         }
         let catalog = DownloadCatalog(await group.downloads())
         let reporter = mode.makeReporter(catalog: catalog, retry: configuration.retry)
-        let forwarder = Task {
-            for await event in events { feed.yield(.download(event)) }
-            feed.yield(.eventsEnded)
+        var shutdown: Task<Void, Never>?
+        if !interruptions.managerOpened(manager) {
+            // Interrupted before the manager could be stopped by the signal handler.
+            shutdown = Task { await manager.shutdown() }
         }
 
         var tally = RunTally(total: catalog.count)
         var completion: GroupSummary?
-        var interruption: Int32?
-        var shutdown: Task<Void, Never>?
-        loop: for await input in inputs {
-            switch input {
-            case .download(let event):
-                tally.record(event)
-                reporter.handle(event, tally: tally)
-                if case .groupCompleted(let summary) = event, completion == nil, interruption == nil {
-                    completion = summary
-                    shutdown = Task { await manager.shutdown() }
-                } else if tally.finished == tally.total, completion == nil, interruption == nil, shutdown == nil {
-                    // Every download ended here, some blocked (paused by a full disk): the
-                    // group will not complete in this run.
-                    shutdown = Task { await manager.shutdown() }
-                }
-            case .signal(let number):
-                if interruption != nil {
-                    // A second signal: the user will not wait for the transfers to checkpoint.
-                    // The part files stay; the resume records hold the last checkpoint.
-                    StandardStream.error.writeLine("\n" + Self.interruptedMessage)
-                    exit(ExitStatus.stopped(by: number).rawValue)
-                }
-                // After the group completed, the run is ending anyway and its result stands.
-                guard completion == nil else { continue }
-                interruption = number
-                // shutdown() pauses every transfer, which checkpoints its part file.
+        // Ends when the manager has shut down and every event was delivered.
+        for await event in events {
+            tally.record(event)
+            reporter.handle(event, tally: tally)
+            guard completion == nil, shutdown == nil else { continue }
+            if case .groupCompleted(let summary) = event {
+                if interruptions.settle() { completion = summary }
                 shutdown = Task { await manager.shutdown() }
-            case .eventsEnded:
-                break loop
+            } else if tally.finished == tally.total {
+                // Every download ended here, some blocked (paused by a full disk): the
+                // group will not complete in this run.
+                shutdown = Task { await manager.shutdown() }
             }
         }
         await shutdown?.value
-        await forwarder.value
+        let interruption = interruptions.interruption
 
         let status: ExitStatus
         if let interruption {
