@@ -50,8 +50,8 @@ final class SegmentJob: Sendable {
 
     let transfer: SegmentedTransfer
     let part: PartFile
+    /// The reference's URL after redirects (source 0 of the mirror set), for messages.
     let url: URL
-    let headers: [HeaderField]
     let entity: ResumePolicy.Entity
     let validator: Validator
     let live: LiveTransfer
@@ -59,13 +59,12 @@ final class SegmentJob: Sendable {
     private let shared: NIOLockedValueBox<Shared>
 
     init(
-        transfer: SegmentedTransfer, part: PartFile, url: URL, headers: [HeaderField], entity: ResumePolicy.Entity,
+        transfer: SegmentedTransfer, part: PartFile, url: URL, entity: ResumePolicy.Entity,
         validator: Validator, live: LiveTransfer, reporter: TransferReporter, shared: Shared
     ) {
         self.transfer = transfer
         self.part = part
         self.url = url
-        self.headers = headers
         self.entity = entity
         self.validator = validator
         self.live = live
@@ -265,40 +264,29 @@ final class SegmentJob: Sendable {
         let response: HTTPTransport.Response
         do {
             response = try await transfer.transport.get(
-                source == 0 ? url : target,
-                headers: (source == 0 ? headers : sourceHeaders)
-                    + ResumePolicy.rangeHeaders(from: assignment.from, to: assignment.to, validator: validator))
+                target, headers: sourceHeaders + ResumePolicy.rangeHeaders(from: assignment.from, to: assignment.to, validator: validator))
         } catch {
             return .end(.failed(error), failover: !Task.isCancelled && shared.withLockedValue { $0.mirrors.failed(source, error) })
         }
         let verdict = ResumePolicy.judgeSegment(
             requestedStart: assignment.from, entity: entity, status: response.status, header: response.header,
             url: response.finalURL.absoluteString)
-        if source != 0, verdict != .use {
-            // An error body is small and never saved; reading it lets the connection be reused.
-            // Any other body belongs to another file, or to no range asked: not read at all.
-            if case .failed = verdict { _ = try? await response.body.collect(upTo: 64 * 1024) }
-            switch verdict {
-            case .fileChanged(let reason), .rangesUnusable(let reason):
-                let failover = shared.withLockedValue { $0.mirrors.drop(source, reason: reason) }
-                return .end(.failed(HaulError(.invalidResponse, "\(reason); that mirror is left out")), failover: failover)
-            case .failed(let error):
-                return .end(.failed(error), failover: shared.withLockedValue { $0.mirrors.failed(source, error) })
-            case .use:
-                break
-            }
-        }
         switch verdict {
         case .use:
             return .body(response.body)
-        case .fileChanged(let reason):
-            return .end(.changeCourse(.fileChanged(reason: reason)), failover: false)
-        case .rangesUnusable(let reason):
-            return .end(.changeCourse(.rangesUnusable(reason: reason)), failover: false)
         case .failed(let error):
             // An error body is small and never saved; reading it lets the connection be reused.
             _ = try? await response.body.collect(upTo: 64 * 1024)
             return .end(.failed(error), failover: shared.withLockedValue { $0.mirrors.failed(source, error) })
+        case .fileChanged(let reason), .rangesUnusable(let reason):
+            guard source == 0 else {
+                // A mirror holding another file, or one that cannot serve ranges: its body is
+                // not read, and it is not asked again in this attempt.
+                let failover = shared.withLockedValue { $0.mirrors.drop(source, reason: reason) }
+                return .end(.failed(HaulError(.invalidResponse, "\(reason); that mirror is left out")), failover: failover)
+            }
+            if case .fileChanged = verdict { return .end(.changeCourse(.fileChanged(reason: reason)), failover: false) }
+            return .end(.changeCourse(.rangesUnusable(reason: reason)), failover: false)
         }
     }
 

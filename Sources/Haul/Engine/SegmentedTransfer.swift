@@ -67,7 +67,7 @@ struct SegmentedTransfer: Sendable {
         // The URI that answered first is the reference; mirrors must serve the same file.
         let mirrors = MirrorSet(request: state.request, reference: state.sourceIndex, referenceURL: url)
         let job = SegmentJob(
-            transfer: self, part: state.part, url: url, headers: mirrors.sources[0].headers,
+            transfer: self, part: state.part, url: url,
             entity: entity, validator: validator, live: live, reporter: reporter,
             shared: SegmentJob.Shared(
                 plan: plan, hasher: state.hasher ?? StreamingHasher(algorithms: state.requestedAlgorithms),

@@ -42,10 +42,12 @@ extension TransferRunner {
 }
 
 extension TransferState {
-    /// After an attempt failed with `error`: the next one starts with the next URI when the
-    /// server or the network failed (and it resumes from there if that URI has the same file).
-    mutating func turnToNextSource(after error: HaulError) {
+    /// After an attempt failed with `error` (or was stopped by the read timeout): the next one
+    /// starts with the next URI when the server or the network failed (and it resumes from
+    /// there if that URI has the same file).
+    mutating func turnToNextSource(after error: HaulError, timedOut: Bool) {
         guard !request.mirrors.isEmpty else { return }
-        sourceIndex = MirrorSet.next(after: sourceIndex, count: request.urls.count, error: error)
+        let cause = timedOut ? HaulError(.timeout, error.message) : error
+        sourceIndex = MirrorSet.next(after: sourceIndex, count: request.urls.count, error: cause)
     }
 }

@@ -66,7 +66,7 @@ struct TransferRunner: Sendable {
         } catch {
             await checkpointIfPossible(state, reporter: reporter)
             state.part.close()
-            if live.timedOut || !Task.isCancelled { state.turnToNextSource(after: live.timedOut ? HaulError(.timeout, "") : error) }
+            if live.timedOut || !Task.isCancelled { state.turnToNextSource(after: error, timedOut: live.timedOut) }
             if live.timedOut {
                 // Stopped by the manager's watchdog, not by a caller: a transient failure.
                 return .failed(HaulError(.timeout, "\(state.finalURL ?? state.request.url): no data received for longer than the read timeout"))
