@@ -74,6 +74,34 @@ struct MirrorDownloadTests {
         }
     }
 
+    /// Authorization and Cookie given with the request go to the first URL's server only; a mirror on another server (another port) gets its own user info as Basic authorization, and no cookie.
+    @Test func credentialsStayWithTheirServer() async throws {
+        try await withTestServer { origin in
+            try await withTestServer { other in
+                let dir = try Support.temporaryDirectory()
+                defer { try? FileManager.default.removeItem(at: dir) }
+                let primary = Self.url(origin, "/file/m.bin", seed: 306, ["rate": "\(512 << 10)"])
+                var parts = try #require(URLComponents(url: Self.url(other, "/file/m.bin", seed: 306), resolvingAgainstBaseURL: false))
+                parts.user = "bob"
+                parts.password = "mirror secret"
+                let mirror = try #require(parts.url)
+                let request = DownloadRequest(
+                    url: primary, directory: dir, fileName: "m.bin",
+                    headers: [HeaderField(name: "Authorization", value: "Bearer origin-token"), HeaderField(name: "Cookie", value: "c=1")],
+                    mirrors: [mirror])
+                let info = try await Support.downloadOne(request, configuration: Self.splitting())
+                #expect(info.state == .completed)
+                #expect(Support.contents(dir.appendingPathComponent("m.bin")) == TestContent.bytes(seed: 306, size: Self.size))
+                let toOrigin = origin.requests(forKey: "/file/m.bin")
+                #expect(!toOrigin.isEmpty && toOrigin.allSatisfy { $0.header("authorization") == "Bearer origin-token" && $0.header("cookie") == "c=1" })
+                let toMirror = other.requests(forKey: "/file/m.bin")
+                let basic = "Basic " + Data("bob:mirror secret".utf8).base64EncodedString()
+                #expect(toMirror.contains { $0.status == 206 }, "the mirror was used")
+                #expect(toMirror.allSatisfy { $0.header("authorization") == basic && $0.header("cookie") == nil })
+            }
+        }
+    }
+
     /// With one connection, a first URL that refuses connections is passed over for the mirror.
     @Test func unreachablePrimaryFailsOverToTheMirror() async throws {
         try await withTestServer { server in
