@@ -37,6 +37,8 @@ struct MirrorSet: Sendable {
         var consecutiveFailures = 0
         /// Requests of it under way.
         var inUse = 0
+        /// Whether it was asked at all in this attempt.
+        var requested = false
         var receivedBytes: Int64 = 0
         var rate = Rate()
     }
@@ -132,12 +134,14 @@ struct MirrorSet: Sendable {
             (sources[a].inUse, sources[a].consecutiveFailures, a) < (sources[b].inUse, sources[b].consecutiveFailures, b)
         }) else { return nil }
         sources[best].inUse += 1
+        sources[best].requested = true
         return best
     }
 
     /// Counts a request of source `index` as under way (the reference's first answer).
     mutating func use(_ index: Int) {
         sources[index].inUse += 1
+        sources[index].requested = true
     }
 
     mutating func release(_ index: Int) {
@@ -169,9 +173,10 @@ struct MirrorSet: Sendable {
         return !isSingle && hasUsable
     }
 
-    /// The sources with requests under way, as `DownloadManager.servers(of:)` reports them.
+    /// The sources asked in this attempt, as `DownloadManager.servers(of:)` reports them
+    /// (`connections` 0 for one with no request under way right now).
     func servers(at now: ContinuousClock.Instant) -> [DownloadServer] {
-        sources.filter { $0.inUse > 0 }.map { source in
+        sources.filter(\.requested).map { source in
             DownloadServer(
                 uri: source.uri, currentURL: URLCredentials.split(source.target).url,
                 bytesPerSecond: source.rate.bytesPerSecond(at: now), connections: source.inUse)

@@ -1,6 +1,7 @@
 import Foundation
 
-/// One URI a running download is fetching from right now (aria2's `getServers`).
+/// One URI a running download fetches from in its current attempt (aria2's `getServers`,
+/// and `getUris`' `used`).
 public struct DownloadServer: Sendable, Hashable {
     /// The URI as the request lists it (`DownloadRequest.urls`).
     public var uri: URL
@@ -9,7 +10,8 @@ public struct DownloadServer: Sendable, Hashable {
     /// Its recent speed when known (a split download counts each URI's bytes); nil when only
     /// the download's total speed is (one connection: that is this URI's).
     public var bytesPerSecond: Int64?
-    /// Requests to it under way.
+    /// Requests to it under way right now; 0 for a URI asked earlier in the attempt and idle
+    /// now (between two requests, or given up after failures).
     public var connections: Int
 
     public init(uri: URL, currentURL: URL, bytesPerSecond: Int64?, connections: Int) {

@@ -82,8 +82,8 @@ enum Aria2Status {
         ])
     }
 
-    /// `getUris`: every URI of the download (its URL, then its mirrors). `used`: fetched from
-    /// right now (`servers`), or the first URI once a transfer was attempted; the others
+    /// `getUris`: every URI of the download (its URL, then its mirrors). `used`: asked in the
+    /// current attempt (`servers`), or the first URI once a transfer was attempted; the others
     /// `waiting`.
     static func uris(_ info: DownloadInfo, servers: [DownloadServer] = []) -> JSONValue {
         let attempted = info.attempts > 0 || info.state == .running || info.state == .completed
@@ -98,15 +98,16 @@ enum Aria2Status {
     /// `getServers`, for a running download: the URIs its connections fetch from right now,
     /// after redirects, with each one's speed (the download's when it has one connection);
     /// between attempts, its first URI.
-    static func servers(_ info: DownloadInfo, servers: [DownloadServer] = []) -> JSONValue {
+    static func servers(_ info: DownloadInfo, servers asked: [DownloadServer] = []) -> JSONValue {
         let speed = Int64(info.progress.bytesPerSecond)
-        let listed: [JSONValue] = servers.isEmpty
+        let inUse = asked.filter { $0.connections > 0 }
+        let listed: [JSONValue] = inUse.isEmpty
             ? [.object([
                 "uri": .string(info.request.url.absoluteString),
                 "currentUri": .string((info.finalURL ?? info.request.url).absoluteString),
                 "downloadSpeed": string(speed),
             ])]
-            : servers.map { server in
+            : inUse.map { server in
                 .object([
                     "uri": .string(server.uri.absoluteString),
                     "currentUri": .string(server.currentURL.absoluteString),
