@@ -2,7 +2,7 @@ import Foundation
 import Haul
 
 /// A download as aria2 describes it (`tellStatus`, `getFiles`, `getUris`, `getServers`): every
-/// value a string, one file per download, one URI per file.
+/// value a string, one file per download, whose URIs are the request's URL and mirrors.
 ///
 /// Haul writes each download from its first byte onward, so the pieces aria2 reports
 /// (`pieceLength`, `numPieces`, `bitfield`) are those of the contiguous prefix done so far,
