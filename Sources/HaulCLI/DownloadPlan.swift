@@ -60,6 +60,12 @@ struct DownloadPlan: Sendable {
                 url: entry.url, at: place, directory: directory, directoryURL: directories.url(for: directory),
                 name: entry.outputName ?? options.outputName, headers: headers, checksums: checksums,
                 conflictPolicy: options.conflictPolicy)
+            request.mirrors = try entry.mirrors.map { text throws(CommandFailure) in
+                guard let mirror = URL(string: text), mirror.scheme != nil else {
+                    throw .usage("'\(text)' (\(place)) is not a valid URL")
+                }
+                return mirror
+            }
             if let text = entry.split {
                 guard let split = Int(text), DaemonTransferOptions.splitRange.contains(split) else {
                     throw .usage("\(place): split=\(text) is not a number of connections (1 to \(DaemonTransferOptions.splitRange.upperBound))")

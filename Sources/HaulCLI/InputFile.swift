@@ -3,6 +3,8 @@ import Foundation
 /// One download listed in an input file (`-i`), with the aria2-style options indented below it.
 struct InputEntry: Sendable, Hashable {
     var url: String
+    /// Further URLs of the same file, after the first on its line, separated by tabs.
+    var mirrors: [String] = []
     /// 1-based line of the URL, for messages.
     var line: Int
     /// `out=NAME`
@@ -26,12 +28,13 @@ struct InputEntry: Sendable, Hashable {
 /// https://example.com/a.iso
 ///   out=debian.iso
 ///   checksum=sha-256=9f86d0…
-/// https://example.com/b.bin
+/// https://example.com/b.bin	https://mirror.example.org/b.bin
 ///   split=4
 ///   max-download-limit=2M
 /// ```
 ///
-/// A line starting with whitespace is an option for the URL above it. Unknown options are
+/// A line starting with whitespace is an option for the URL above it. Several URLs on one line,
+/// separated by tabs, are mirrors of one file (as in aria2). Unknown options are
 /// errors rather than silently ignored: a typo must not download the wrong thing.
 enum InputFile {
     /// The options Haul understands on indented lines.
@@ -51,10 +54,11 @@ enum InputFile {
                 }
                 try apply(option: content, to: &entries[entries.count - 1], at: location)
             } else {
-                guard !content.contains(where: \.isWhitespace) else {
-                    throw .usage("\(location): one URL per line (mirrors separated by tabs are not supported): '\(content)'")
+                let urls = content.split(separator: "\t").map { $0.trimmingBlanks() }.filter { !$0.isEmpty }
+                guard let url = urls.first, !urls.contains(where: { $0.contains(where: \.isWhitespace) }) else {
+                    throw .usage("\(location): one URL per line, or mirrors of one file separated by tabs: '\(content)'")
                 }
-                entries.append(InputEntry(url: content, line: lineNumber))
+                entries.append(InputEntry(url: url, mirrors: Array(urls.dropFirst()), line: lineNumber))
             }
         }
         return entries

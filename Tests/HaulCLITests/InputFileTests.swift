@@ -13,12 +13,22 @@ import Testing
         ])
     }
 
-    /// An option before any URL, an option without `=`, an unknown option and a line with two URLs are usage errors naming the line.
+    /// Several URLs on one line separated by tabs are mirrors of one file, as in aria2's input files; its options follow as usual.
+    @Test func tabSeparatedURLsAreMirrors() throws {
+        let text = "http://a/1\thttp://b/1\t\thttps://c/x/1\n  out=one.bin\nhttp://a/2\n"
+        let entries = try InputFile.parse(text, source: "list")
+        #expect(entries == [
+            InputEntry(url: "http://a/1", mirrors: ["http://b/1", "https://c/x/1"], line: 1, outputName: "one.bin"),
+            InputEntry(url: "http://a/2", line: 3),
+        ])
+    }
+
+    /// An option before any URL, an option without `=`, an unknown option and two URLs separated by a space (not a tab) are usage errors naming the line.
     @Test(arguments: [
         ("  out=x\nhttp://a/1", "list:1"),
         ("http://a/1\n  out", "list:2"),
         ("http://a/1\n  select-file=1", "list:2"),
-        ("http://a/1\thttp://b/1", "list:1"),
+        ("http://a/1 http://b/1", "list:1"),
     ])
     func rejectsMalformedLines(text: String, location: String) {
         #expect {

@@ -31,6 +31,8 @@ final class LiveTransfer: Sendable {
         var holds = 0
         /// Set by the watchdog when it stopped the attempt for silence.
         var timedOut = false
+        /// The URIs fetched from right now (see `servers`).
+        var servers: (@Sendable () -> [DownloadServer])?
     }
 
     private let box = NIOLockedValueBox(State())
@@ -48,6 +50,7 @@ final class LiveTransfer: Sendable {
             state.lastHeard = .now
             state.holds = 0
             state.timedOut = false
+            state.servers = nil
         }
     }
 
@@ -95,6 +98,18 @@ final class LiveTransfer: Sendable {
             state.timedOut = true
             return true
         }
+    }
+
+    /// Where the attempt fetches from: the transfer sets how to tell (its one URI, or the
+    /// mirrors its connections use) and `DownloadManager.servers(of:)` asks.
+    func setServers(_ servers: (@Sendable () -> [DownloadServer])?) {
+        box.withLockedValue { $0.servers = servers }
+    }
+
+    /// The URIs fetched from right now; empty between attempts.
+    var servers: [DownloadServer] {
+        let probe = box.withLockedValue { $0.servers }
+        return probe?() ?? []
     }
 
     /// Whether the watchdog stopped the current attempt for silence.

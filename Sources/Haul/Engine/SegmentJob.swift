@@ -24,6 +24,8 @@ final class SegmentJob: Sendable {
         /// Nil while the connection at the end of the hashed prefix carries it.
         var hasher: StreamingHasher?
         var hashedLength: Int64
+        /// The URIs requests go to (the reference, `url`, is source 0).
+        var mirrors: MirrorSet
         var bytesSinceCheckpoint: Int64 = 0
         var lastCheckpoint = ContinuousClock.now
         var checkpointing = false
@@ -42,12 +44,14 @@ final class SegmentJob: Sendable {
         var error: HaulError?
         /// The answer to the request ends the connection (an error status, a changed file…).
         var end: ConnectionEnd?
+        /// Its URI failed or was dropped, and another URI may be asked instead (`MirrorSet`).
+        var failover = false
     }
 
     let transfer: SegmentedTransfer
     let part: PartFile
+    /// The reference's URL after redirects (source 0 of the mirror set), for messages.
     let url: URL
-    let headers: [HeaderField]
     let entity: ResumePolicy.Entity
     let validator: Validator
     let live: LiveTransfer
@@ -55,13 +59,12 @@ final class SegmentJob: Sendable {
     private let shared: NIOLockedValueBox<Shared>
 
     init(
-        transfer: SegmentedTransfer, part: PartFile, url: URL, headers: [HeaderField], entity: ResumePolicy.Entity,
+        transfer: SegmentedTransfer, part: PartFile, url: URL, entity: ResumePolicy.Entity,
         validator: Validator, live: LiveTransfer, reporter: TransferReporter, shared: Shared
     ) {
         self.transfer = transfer
         self.part = part
         self.url = url
-        self.headers = headers
         self.entity = entity
         self.validator = validator
         self.live = live
@@ -125,6 +128,11 @@ final class SegmentJob: Sendable {
         return nil
     }
 
+    /// The URIs the connections fetch from right now (`DownloadManager.servers(of:)`).
+    func servers() -> [DownloadServer] {
+        shared.withLockedValue { $0.mirrors.servers(at: .now) }
+    }
+
     /// Everything the connections left, once all of them have ended.
     func finish() -> Shared {
         shared.withLockedValue { $0 }
@@ -158,11 +166,18 @@ final class SegmentJob: Sendable {
                 fruitless = 0
                 continue
             }
-            if let end = run.end { return end }
+            if let end = run.end {
+                if run.failover { continue }
+                return end
+            }
             if let error = run.error {
                 if Task.isCancelled || error.code == .canceled { return .failed(error) }
-                // A broken link after some bytes: ask again for the rest. Without a byte: stop.
-                guard run.written > 0 else { return .failed(error) }
+                // A broken link after some bytes: ask again for the rest. Without a byte: stop,
+                // unless another URI of the download may be asked.
+                guard run.written > 0 else {
+                    if run.failover { continue }
+                    return .failed(error)
+                }
                 fruitless = 0
                 continue
             }
@@ -199,21 +214,37 @@ final class SegmentJob: Sendable {
         var run = Run()
         let body: HTTPClientResponse.Body
         let requestedEnd: Int64
+        // The first response came from the reference; every other request goes to a source
+        // the mirror set chooses.
+        let source: Int
         if let given {
+            source = 0
+            shared.withLockedValue { $0.mirrors.use(0) }
             (body, requestedEnd) = given
         } else {
-            switch await request(assignment) {
+            guard let picked = shared.withLockedValue({ $0.mirrors.acquire() }) else {
+                run.end = .failed(HaulError(.connectionFailed, "\(url): every URI of the download failed"))
+                return run
+            }
+            source = picked
+            switch await request(assignment, from: source) {
             case .body(let response): (body, requestedEnd) = (response, assignment.to)
-            case .end(let end):
+            case .end(let end, let failover):
+                shared.withLockedValue { $0.mirrors.release(source) }
                 run.end = end
+                run.failover = failover
                 return run
             }
         }
+        defer { shared.withLockedValue { $0.mirrors.release(source) } }
         do {
-            try await stream(body, into: assignment, requestedEnd: requestedEnd, connection: connection,
+            try await stream(body, into: assignment, requestedEnd: requestedEnd, connection: connection, source: source,
                              hasher: &run.carried, written: &run.written)
         } catch {
             run.error = error
+            if run.written == 0, !Task.isCancelled, error.code != .canceled {
+                run.failover = shared.withLockedValue { $0.mirrors.failed(source, error) }
+            }
         }
         return run
     }
@@ -221,31 +252,41 @@ final class SegmentJob: Sendable {
     /// Sends the range request for `assignment` and judges the answer.
     private enum Answer {
         case body(HTTPClientResponse.Body)
-        case end(ConnectionEnd)
+        /// `failover`: another URI may be asked instead (see `Run.failover`).
+        case end(ConnectionEnd, failover: Bool)
     }
 
-    private func request(_ assignment: SegmentPlan.Assignment) async -> Answer {
+    /// Asks source `source` of the mirror set (0 is the reference, `url`) for the assignment.
+    /// A mirror whose answer is not a range of the very same file is dropped, never written
+    /// from; the reference's answer decides for the whole transfer, as it always did.
+    private func request(_ assignment: SegmentPlan.Assignment, from source: Int) async -> Answer {
+        let (target, sourceHeaders) = shared.withLockedValue { ($0.mirrors.sources[source].target, $0.mirrors.sources[source].headers) }
         let response: HTTPTransport.Response
         do {
             response = try await transfer.transport.get(
-                url, headers: headers + ResumePolicy.rangeHeaders(from: assignment.from, to: assignment.to, validator: validator))
+                target, headers: sourceHeaders + ResumePolicy.rangeHeaders(from: assignment.from, to: assignment.to, validator: validator))
         } catch {
-            return .end(.failed(error))
+            return .end(.failed(error), failover: !Task.isCancelled && shared.withLockedValue { $0.mirrors.failed(source, error) })
         }
-        switch ResumePolicy.judgeSegment(
+        let verdict = ResumePolicy.judgeSegment(
             requestedStart: assignment.from, entity: entity, status: response.status, header: response.header,
             url: response.finalURL.absoluteString)
-        {
+        switch verdict {
         case .use:
             return .body(response.body)
-        case .fileChanged(let reason):
-            return .end(.changeCourse(.fileChanged(reason: reason)))
-        case .rangesUnusable(let reason):
-            return .end(.changeCourse(.rangesUnusable(reason: reason)))
         case .failed(let error):
             // An error body is small and never saved; reading it lets the connection be reused.
             _ = try? await response.body.collect(upTo: 64 * 1024)
-            return .end(.failed(error))
+            return .end(.failed(error), failover: shared.withLockedValue { $0.mirrors.failed(source, error) })
+        case .fileChanged(let reason), .rangesUnusable(let reason):
+            guard source == 0 else {
+                // A mirror holding another file, or one that cannot serve ranges: its body is
+                // not read, and it is not asked again in this attempt.
+                let failover = shared.withLockedValue { $0.mirrors.drop(source, reason: reason) }
+                return .end(.failed(HaulError(.invalidResponse, "\(reason); that mirror is left out")), failover: failover)
+            }
+            if case .fileChanged = verdict { return .end(.changeCourse(.fileChanged(reason: reason)), failover: false) }
+            return .end(.changeCourse(.rangesUnusable(reason: reason)), failover: false)
         }
     }
 
@@ -254,7 +295,7 @@ final class SegmentJob: Sendable {
     /// segment; the connection is then closed rather than drained.
     private func stream(
         _ body: HTTPClientResponse.Body, into assignment: SegmentPlan.Assignment, requestedEnd: Int64, connection: Int,
-        hasher: inout StreamingHasher?, written: inout Int64
+        source: Int, hasher: inout StreamingHasher?, written: inout Int64
     ) async throws(HaulError) {
         let start = assignment.segmentStart
         do {
@@ -269,7 +310,7 @@ final class SegmentJob: Sendable {
                     if hasher != nil {
                         buffer.withUnsafeReadableBytes { hasher!.update(UnsafeRawBufferPointer(rebasing: $0[0..<reservation.count])) }
                     }
-                    let checkpoint = commit(reservation.count, in: start, by: connection, hashed: hasher != nil)
+                    let checkpoint = commit(reservation.count, in: start, by: connection, from: source, hashed: hasher != nil)
                     written += Int64(reservation.count)
                     buffer.moveReaderIndex(forwardBy: reservation.count)
                     // Waiting for a limit or a flush is not the server falling silent.
@@ -311,13 +352,14 @@ final class SegmentJob: Sendable {
 
     /// Records written bytes; returns the offsets to make durable when a checkpoint is due
     /// and no other connection is taking one.
-    private func commit(_ count: Int, in start: Int64, by connection: Int, hashed: Bool) -> [DurableSegment]? {
+    private func commit(_ count: Int, in start: Int64, by connection: Int, from source: Int, hashed: Bool) -> [DurableSegment]? {
         let bytesDue = transfer.checkpointBytes
         let timeDue = transfer.checkpointInterval
         let now = ContinuousClock.now
         return shared.withLockedValue { shared in
             shared.plan.commit(count, inSegmentStartingAt: start, by: connection)
             shared.silence.heard(connection, at: now)
+            shared.mirrors.received(count, from: source, at: now)
             if hashed { shared.hashedLength += Int64(count) }
             shared.bytesSinceCheckpoint += Int64(count)
             guard !shared.checkpointing else { return nil }

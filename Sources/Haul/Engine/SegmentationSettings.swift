@@ -13,9 +13,10 @@ struct SegmentationSettings: Sendable, Hashable {
     static let singleConnection = SegmentationSettings(
         split: 1, maxConnectionsPerServer: 1, minSegmentSize: 20 << 20, stalledConnectionTimeout: nil)
 
-    /// Connections for this request: its own `split`, else the default, capped per server.
+    /// Connections for this request: its own `split`, else the default, capped per server
+    /// (a request with mirrors has a server per URI, as aria2 counts them).
     func connections(for request: DownloadRequest) -> Int {
-        max(1, min(request.split ?? split, maxConnectionsPerServer))
+        max(1, min(request.split ?? split, maxConnectionsPerServer * request.urls.count))
     }
 
     /// The least a tail steal takes: a steal costs a request, so it must be worth one, but the

@@ -64,14 +64,15 @@ struct SegmentedTransfer: Sendable {
         guard let plan = state.segments, let entity = state.entity, let validator = entity.validator,
               let url = state.finalURL
         else { preconditionFailure("a segmented transfer needs a plan, a validator and a URL") }
+        // The URI that answered first is the reference; mirrors must serve the same file.
+        let mirrors = MirrorSet(request: state.request, reference: state.sourceIndex, referenceURL: url)
         let job = SegmentJob(
             transfer: self, part: state.part, url: url,
-            headers: HTTPTransport.headers(
-                URLCredentials.headers(state.request.headers, for: state.request.url), from: state.request.url, to: url),
             entity: entity, validator: validator, live: live, reporter: reporter,
             shared: SegmentJob.Shared(
                 plan: plan, hasher: state.hasher ?? StreamingHasher(algorithms: state.requestedAlgorithms),
-                hashedLength: state.hasher == nil ? 0 : state.hashedLength))
+                hashedLength: state.hasher == nil ? 0 : state.hashedLength, mirrors: mirrors))
+        live.setServers { job.servers() }
         let firstAssignment = job.assign(to: 0, preferring: first.segmentStart)
         precondition(firstAssignment?.from == first.from, "the first response must continue the first unfinished segment")
         let remaining = plan.totalLength - plan.writtenBytes

@@ -66,6 +66,7 @@ struct TransferRunner: Sendable {
         } catch {
             await checkpointIfPossible(state, reporter: reporter)
             state.part.close()
+            if live.timedOut || !Task.isCancelled { state.turnToNextSource(after: error, timedOut: live.timedOut) }
             if live.timedOut {
                 // Stopped by the manager's watchdog, not by a caller: a transient failure.
                 return .failed(HaulError(.timeout, "\(state.finalURL ?? state.request.url): no data received for longer than the read timeout"))
@@ -125,13 +126,13 @@ struct TransferRunner: Sendable {
         var response: HTTPTransport.Response
         var decision: ResumePolicy.Decision
         while true {
-            var headers = state.request.headers
+            var headers: [HeaderField] = []
             if let segment = resumedSegment, let validator = state.entity?.validator {
                 headers += ResumePolicy.rangeHeaders(from: offset, to: segment.end, validator: validator)
             } else {
                 headers += ResumePolicy.rangeHeaders(offset: offset, validator: state.entity?.validator)
             }
-            response = try await transport.get(state.request.url, headers: headers)
+            response = try await firstResponse(&state, adding: headers, live: live)
             decision = ResumePolicy.decide(
                 requestedOffset: offset, previous: state.entity, status: response.status,
                 header: response.header, url: response.finalURL.absoluteString)

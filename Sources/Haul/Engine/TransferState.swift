@@ -27,6 +27,9 @@ struct TransferState: Sendable {
     /// A segmented attempt found that ranges cannot be used for this file: from then on, one
     /// connection (for the life of this value, i.e. until the process restarts).
     var splitRefused = false
+    /// Which of `request.urls` the first request of the next attempt goes to first: the one
+    /// that answered last, or the next after a failure (`MirrorSet.next(after:count:error:)`).
+    var sourceIndex = 0
 
     /// A transfer that starts from nothing.
     init(request: DownloadRequest, partKey: String) {

@@ -71,7 +71,7 @@ extension DownloadRequest {
 
     /// Decodes a request and checks what `add` checks before touching the file system: an
     /// http or https URL with a host, a file name that is one safe path component, `split`
-    /// in `splitRange`, a speed limit that is not negative, and valid checksums and headers
+    /// in `splitRange`, a speed limit that is not negative, http or https mirrors, and valid checksums and headers
     /// (checked by their own decoders). The directory is checked where it is used: `add`
     /// requires it to exist, and the daemon confines it on TCP.
     public init(from decoder: any Decoder) throws {
@@ -109,7 +109,11 @@ extension DownloadRequest {
             conflictPolicy: try container.value("conflictPolicy"),
             metadata: try container.value("metadata"),
             split: split,
-            maxBytesPerSecond: limit)
+            maxBytesPerSecond: limit,
+            // Absent in requests encoded before mirrors existed: none.
+            mirrors: try container.optional("mirrors", as: [URL].self) ?? [])
+        let request = self
+        try container.checked("mirrors") { () throws(HaulError) in try request.validateMirrors() }
     }
 }
 

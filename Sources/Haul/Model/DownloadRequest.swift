@@ -45,6 +45,12 @@ public struct HeaderField: Hashable, Sendable, Codable {
 public struct DownloadRequest: Sendable, Hashable, Codable {
     /// The http or https URL to fetch.
     public var url: URL
+    /// Other URLs of the very same file (mirrors), tried after `url`. A segmented transfer
+    /// draws segments from every one that answers with the same length and validator as the
+    /// first answer, and a failing one is left for the others (see `MirrorSet`). Headers that
+    /// carry credentials (`Authorization`, `Cookie`) are for `url`'s server only; a mirror's
+    /// own user info goes to that mirror only. Default: none.
+    public var mirrors: [URL]
     /// Extra request headers (authorization, cookies, user agent…).
     public var headers: [HeaderField]
     /// The directory the file is placed in. Haul never writes outside it; it must exist.
@@ -78,9 +84,11 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
         conflictPolicy: ConflictPolicy = .rename,
         metadata: [String: String] = [:],
         split: Int? = nil,
-        maxBytesPerSecond: Int64? = nil
+        maxBytesPerSecond: Int64? = nil,
+        mirrors: [URL] = []
     ) {
         self.url = url
+        self.mirrors = mirrors
         self.directory = directory
         self.fileName = fileName
         self.headers = headers
@@ -90,6 +98,26 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
         self.metadata = metadata
         self.split = split
         self.maxBytesPerSecond = maxBytesPerSecond
+    }
+
+    /// `url`, then each mirror not already listed: every URL the bytes may come from, in order.
+    public var urls: [URL] {
+        guard !mirrors.isEmpty else { return [url] }
+        var seen: Set<String> = [url.absoluteString]
+        return [url] + mirrors.filter { seen.insert($0.absoluteString).inserted }
+    }
+
+    /// Mirrors are http or https URLs with a host, as `url` must be.
+    func validateMirrors() throws(HaulError) {
+        for mirror in mirrors {
+            let scheme = mirror.scheme?.lowercased() ?? ""
+            guard scheme == "http" || scheme == "https" else {
+                throw HaulError(.unsupportedScheme, "mirror '\(mirror.absoluteString)': only http and https are supported")
+            }
+            guard mirror.host?.isEmpty == false else {
+                throw HaulError(.invalidURL, "mirror '\(mirror.absoluteString)' is not a valid URL")
+            }
+        }
     }
 
     /// The same request with its directory made absolute and standardised, so that

@@ -222,6 +222,7 @@ public actor DownloadManager {
         guard scheme == "http" || scheme == "https" else {
             throw HaulError(.unsupportedScheme, "'\(request.url.absoluteString)': only http and https are supported")
         }
+        try request.validateMirrors()
         if let name = request.fileName { try FileNaming.validateUserFileName(name) }
         for header in request.headers {
             guard !header.name.isEmpty, !header.name.contains(where: { $0.isWhitespace || $0 == ":" }),

@@ -36,6 +36,7 @@ struct KeptRequest: Sendable, Hashable {
     var conflictPolicy: ConflictPolicy { rest.conflictPolicy }
     var metadata: [String: String] { rest.metadata }
     var split: Int? { rest.split }
+    var mirrors: [URL] { rest.mirrors }
     var maxBytesPerSecond: Int64? {
         get { rest.maxBytesPerSecond }
         set { rest.maxBytesPerSecond = newValue }

@@ -10,7 +10,7 @@ enum DownloadColumn: Int, CaseIterable {
     case id, session, groupName, position, priority, state, url, directory, fileName
     case headers, checksums, metadata, conflictPolicy, partKey, finalURL, validator
     case expectedLength, durableOffset, placement, filePath, fileSize, fileModified, skipped
-    case verifiedChecksums, error, attempts, createdAt, updatedAt, transferOptions
+    case verifiedChecksums, error, attempts, createdAt, updatedAt, transferOptions, mirrors
 
     var name: String { String(describing: self) }
 
@@ -105,6 +105,7 @@ struct DownloadRowEncoder {
         case .createdAt: return StoredDate.value(download.createdAt)
         case .updatedAt: return StoredDate.value(download.updatedAt)
         case .transferOptions: return try json.encode(optional: TransferOptionsColumn(request)).databaseValue
+        case .mirrors: return MirrorsColumn.text(request.mirrors).databaseValue
         }
     }
 }
@@ -155,6 +156,7 @@ struct DownloadRowDecoder {
             conflictPolicy: try parsed(.conflictPolicy),
             metadata: try json.decodeMetadata(try column(.metadata)))
         try json.decode(optional: TransferOptionsColumn.self, try optional(.transferOptions))?.apply(to: &request)
+        request.mirrors = try MirrorsColumn.urls(try optional(.mirrors))
         return StoredDownload(
             id: DownloadID(rawValue: UInt64(bitPattern: try column(.id))),
             session: try column(.session),
@@ -222,5 +224,22 @@ struct TransferOptionsColumn: Codable {
     func apply(to request: inout DownloadRequest) {
         request.split = split
         request.maxBytesPerSecond = maxBytesPerSecond
+    }
+}
+
+/// A request's mirror URLs as stored: a JSON array of URL strings, or NULL when it has none
+/// (every row written before schema version 5, and nearly every row since).
+enum MirrorsColumn {
+    static func text(_ mirrors: [URL]) -> String? {
+        mirrors.isEmpty ? nil : JSONText.strings(mirrors.map(\.absoluteString))
+    }
+
+    static func urls(_ text: String?) throws -> [URL] {
+        guard let text else { return [] }
+        let strings = try JSONDecoder().decode([String].self, from: Data(text.utf8))
+        return try strings.map { string in
+            guard let url = URL(string: string) else { throw StoredRowError("invalid mirror URL '\(string)'") }
+            return url
+        }
     }
 }

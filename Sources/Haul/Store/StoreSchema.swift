@@ -25,6 +25,7 @@ enum StoreSchema {
         migrator.registerMigration("v2-transferOptions", migrate: addTransferOptions)
         migrator.registerMigration("v3-downloads-in-insertion-order", migrate: StoreSchemaV3.keyDownloadsByInsertionOrder)
         migrator.registerMigration("v4-retention-indexes", migrate: addRetentionIndexes)
+        migrator.registerMigration("v5-mirrors", migrate: addMirrors)
         return migrator
     }
 
@@ -33,6 +34,14 @@ enum StoreSchema {
     private static func addTransferOptions(_ db: Database) throws {
         try db.alter(table: "download") { t in
             t.add(column: "transferOptions", .jsonText)
+        }
+    }
+
+    /// A download's mirror URLs (`DownloadRequest.mirrors`) as a JSON array of strings; NULL
+    /// when it has none, as every row written before this column had.
+    private static func addMirrors(_ db: Database) throws {
+        try db.alter(table: "download") { t in
+            t.add(column: "mirrors", .jsonText)
         }
     }
 

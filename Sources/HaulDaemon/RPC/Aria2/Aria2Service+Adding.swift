@@ -4,12 +4,15 @@ import Haul
 /// `aria2.addUri` and `aria2.changeUri`: what a download fetches, and from where.
 extension Aria2Service {
     /// `addUri(uris[, options[, position]])` → the new GID. Every option is checked, the
-    /// directory resolved and the request validated before anything is added.
+    /// directory resolved and the request validated before anything is added. Several URIs
+    /// are mirrors of one file, as in aria2: the first is the request's URL, the others its
+    /// mirrors, and a split download spreads its connections over all of them.
     func addUri(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let uris = try distinct(p.strings(0, "uris"))
         guard let uri = uris.first else { throw .failed("URI is not provided.") }
-        guard uris.count == 1 else {
-            throw .failed("Haul downloads each file from one URI, and \(uris.count) were given (mirrors are not supported)")
+        let mirrors = try uris.dropFirst().map { text throws(JSONRPCError) in
+            guard let mirror = URL(string: text) else { throw .failed("'\(text)' is not a valid URI") }
+            return mirror
         }
         let options = try p.optionalObject(1, "options") ?? [:]
         let position = try p.optionalInteger(2, "position")
@@ -19,7 +22,14 @@ extension Aria2Service {
         let directory = try values.dir.map { text throws(JSONRPCError) in
             try downloadDirectory.resolve(text, relativeTo: global.dir)
         } ?? global.dir
-        let request = global.request(for: url, values, directory: directory)
+        var request = global.request(for: url, values, directory: directory)
+        if !mirrors.isEmpty {
+            request.mirrors = mirrors
+            // aria2's `max-connection-per-server` is per server: each mirror is one more.
+            request.split = DaemonTransferOptions.connections(
+                split: values.split ?? global.split,
+                maxConnectionPerServer: (values.maxConnectionPerServer ?? global.maxConnectionPerServer) * uris.count)
+        }
         let id = try await managed { () async throws(HaulError) in
             try await manager.add(request, queueIndex: position, paused: values.pause ?? false)
         }
@@ -27,9 +37,11 @@ extension Aria2Service {
         return .string(id.description)
     }
 
-    /// `changeUri(gid, fileIndex, delUris, addUris[, position])` → `[deleted, added]`. Haul
-    /// downloads a file from one URI, so the change must leave exactly one: replacing the URI
-    /// (delete the old, add the new) is what works.
+    /// `changeUri(gid, fileIndex, delUris, addUris[, position])` → `[deleted, added]`, as
+    /// aria2: each URI of `delUris` is removed once (where it is listed), then `addUris` are
+    /// inserted at `position` of what is left (at the end without one); URIs that are not http
+    /// or https are not added. The first URI left is the download's URL, the others its
+    /// mirrors. A running download continues at once with the new list, from its bytes.
     func changeUri(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let gid = try p.string(0, "gid")
         let fileIndex = try p.integer(1, "fileIndex")
@@ -49,26 +61,31 @@ extension Aria2Service {
     ) async throws(JSONRPCError) -> JSONValue {
         guard fileIndex == 1 else { throw .failed("fileIndex is out of range") }
         guard !info.state.isTerminal else { throw .failed("No active download for GID#\(info.id)") }
-        var uris = [info.request.url.absoluteString]
+        var uris = info.request.urls.map(\.absoluteString)
         var deleted = 0
         for uri in deletions {
             guard let index = uris.firstIndex(of: uri) else { continue }
             uris.remove(at: index)
             deleted += 1
         }
-        let insertAt = min(max(0, position ?? uris.count), uris.count)
-        uris.insert(contentsOf: additions, at: insertAt)
-        let remaining = distinct(uris)
-        guard remaining.count == 1, let uri = remaining.first else {
-            throw .failed("Haul downloads each file from one URI; this change would leave \(remaining.count). Delete the old URI and add one new one")
+        let added = additions.filter { text in
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else { return false }
+            return (scheme == "http" || scheme == "https") && url.host?.isEmpty == false
         }
-        guard let url = URL(string: uri) else { throw .failed("'\(uri)' is not a valid URI") }
-        if url != info.request.url {
+        let insertAt = min(max(0, position ?? uris.count), uris.count)
+        uris.insert(contentsOf: added, at: insertAt)
+        let remaining = distinct(uris).compactMap { URL(string: $0) }
+        guard let url = remaining.first else {
+            throw .failed("a download needs at least one URI; this change would leave none")
+        }
+        let mirrors = Array(remaining.dropFirst())
+        if url != info.request.url || mirrors != info.request.mirrors {
             var request = info.request
             request.url = url
+            request.mirrors = mirrors
             try await managed { () async throws(HaulError) in try await manager.replaceRequest(info.id, with: request) }
         }
-        return [.integer(Int64(deleted)), .integer(Int64(additions.count))]
+        return [.integer(Int64(deleted)), .integer(Int64(added.count))]
     }
 
     /// The strings without repeats, first occurrence first.

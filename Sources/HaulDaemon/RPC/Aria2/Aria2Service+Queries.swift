@@ -13,7 +13,7 @@ extension Aria2Service {
     func getServers(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let info = try await download(p)
         guard info.state == .running else { throw .failed("No active download for GID#\(info.id)") }
-        return Aria2Status.servers(info)
+        return Aria2Status.servers(info, servers: await manager.servers(of: info.id))
     }
 
     /// `tellActive([keys])`: running downloads, in the order they were added.

@@ -29,8 +29,10 @@ public struct Aria2Configuration: Sendable {
 ///
 /// Parameters and results have aria2's shapes (see its manual, "RPC INTERFACE"); download IDs
 /// are GIDs. Register the methods with `register(in:)`. Where Haul differs from aria2:
-/// - one URI per download (no mirrors); `out` is a file name, and `dir` must stay inside the
-///   download directory;
+/// - several URIs of a download are mirrors of one file: a split download spreads its
+///   connections over every one that serves the same file (same length and validator), and
+///   one that serves another file is dropped; `out` is a file name, and `dir` must stay
+///   inside the download directory;
 /// - the waiting queue is aria2's one queue (paused downloads keep their places in it), but a
 ///   move is stored as a priority (`DownloadManager.moveInQueue`): after a restart, downloads
 ///   of the same priority wait in the order they were added;
@@ -105,7 +107,9 @@ public actor Aria2Service {
         case "aria2.unpauseAll": return await unpauseAll()
         case "aria2.changePosition": return try await changePosition(p)
         case "aria2.tellStatus": return try await tellStatus(p)
-        case "aria2.getUris": return Aria2Status.uris(try await download(p))
+        case "aria2.getUris":
+            let info = try await download(p)
+            return Aria2Status.uris(info, servers: await manager.servers(of: info.id))
         case "aria2.getFiles": return .array([Aria2Status.file(try await download(p))])
         case "aria2.getServers": return try await getServers(p)
         case "aria2.tellActive": return try await tellActive(p)

@@ -2,7 +2,7 @@ import Foundation
 import Haul
 
 /// A download as aria2 describes it (`tellStatus`, `getFiles`, `getUris`, `getServers`): every
-/// value a string, one file per download, one URI per file.
+/// value a string, one file per download, whose URIs are the request's URL and mirrors.
 ///
 /// Haul writes each download from its first byte onward, so the pieces aria2 reports
 /// (`pieceLength`, `numPieces`, `bitfield`) are those of the contiguous prefix done so far,
@@ -91,20 +91,39 @@ enum Aria2Status {
         return info.request.directory.appendingPathComponent(info.expectedFileName).path
     }
 
-    /// `getUris`: the download's URI, `used` once a transfer was attempted.
-    static func uris(_ info: DownloadInfo) -> JSONValue {
-        let used = info.attempts > 0 || info.state == .running || info.state == .completed
-        return .array([.object(["uri": .string(info.request.url.absoluteString), "status": used ? "used" : "waiting"])])
+    /// `getUris`: every URI of the download (its URL, then its mirrors). `used`: asked in the
+    /// current attempt (`servers`), or the first URI once a transfer was attempted; the others
+    /// `waiting`.
+    static func uris(_ info: DownloadInfo, servers: [DownloadServer] = []) -> JSONValue {
+        let attempted = info.attempts > 0 || info.state == .running || info.state == .completed
+        let inUse = Set(servers.map(\.uri.absoluteString))
+        return .array(info.request.urls.enumerated().map { index, url in
+            let text = url.absoluteString
+            let used = inUse.contains(text) || (attempted && index == 0)
+            return .object(["uri": .string(text), "status": used ? "used" : "waiting"])
+        })
     }
 
-    /// `getServers`, for a running download: where the bytes come from, after redirects.
-    static func servers(_ info: DownloadInfo) -> JSONValue {
-        let server: JSONValue = .object([
-            "uri": .string(info.request.url.absoluteString),
-            "currentUri": .string((info.finalURL ?? info.request.url).absoluteString),
-            "downloadSpeed": string(Int64(info.progress.bytesPerSecond)),
-        ])
-        return .array([.object(["index": "1", "servers": .array([server])])])
+    /// `getServers`, for a running download: the URIs its connections fetch from right now,
+    /// after redirects, with each one's speed (the download's when it has one connection);
+    /// between attempts, its first URI.
+    static func servers(_ info: DownloadInfo, servers asked: [DownloadServer] = []) -> JSONValue {
+        let speed = Int64(info.progress.bytesPerSecond)
+        let inUse = asked.filter { $0.connections > 0 }
+        let listed: [JSONValue] = inUse.isEmpty
+            ? [.object([
+                "uri": .string(info.request.url.absoluteString),
+                "currentUri": .string((info.finalURL ?? info.request.url).absoluteString),
+                "downloadSpeed": string(speed),
+            ])]
+            : inUse.map { server in
+                .object([
+                    "uri": .string(server.uri.absoluteString),
+                    "currentUri": .string(server.currentURL.absoluteString),
+                    "downloadSpeed": string(server.bytesPerSecond ?? speed),
+                ])
+            }
+        return .array([.object(["index": "1", "servers": .array(listed)])])
     }
 
     static func pieces(_ total: Int64) -> Int64 {

@@ -1,0 +1,185 @@
+import Foundation
+
+/// The URIs one attempt of a download may fetch from (`DownloadRequest.urls`), and which of
+/// them are still worth asking: the choice of a URI for each request, what a failure or an
+/// inconsistent answer does to it, and how fast each one serves.
+///
+/// Why a value of its own: a segmented transfer's connections share it behind their lock, and
+/// the rules (never splice a mirror that serves another file, leave a failing one for the
+/// others, fail only when every one has failed) are tested here without I/O.
+///
+/// The *reference* is the source whose answer fixed the length and validator of the attempt
+/// (the first answer); every other source must match it, which `ResumePolicy.judgeSegment`
+/// checks on each of its answers (the `If-Range` it is sent makes a mirror holding another
+/// file answer `200`, never a `206` of wrong bytes). A source that does not match is dropped
+/// for the rest of the attempt. One that fails (connection refused or reset, timeout, an
+/// error status) `maxConsecutiveFailures` times in a row is left for the others too; bytes
+/// from it clear its count.
+struct MirrorSet: Sendable {
+    /// Whether a source may still be asked in this attempt.
+    enum Standing: Sendable, Hashable {
+        case usable
+        /// It served another file (length, validator) or bytes that do not fit: never again.
+        case dropped(reason: String)
+        /// It failed `maxConsecutiveFailures` times in a row.
+        case failed(reason: String)
+    }
+
+    /// One URI and what is known of it in this attempt.
+    struct Source: Sendable {
+        /// The URI as the request lists it (aria2's `uri`).
+        let uri: URL
+        /// What is requested: the reference's final URL after redirects, else `uri`.
+        let target: URL
+        /// The request's headers as they may be sent to `target` (see `headers(for:target:request:)`).
+        let headers: [HeaderField]
+        var standing = Standing.usable
+        var consecutiveFailures = 0
+        /// Requests of it under way.
+        var inUse = 0
+        /// Whether it was asked at all in this attempt.
+        var requested = false
+        var receivedBytes: Int64 = 0
+        var rate = Rate()
+    }
+
+    /// Bytes per second of one source, over windows of about a second.
+    struct Rate: Sendable {
+        private var windowStart: ContinuousClock.Instant?
+        private var windowBytes: Int64 = 0
+        private var lastByte: ContinuousClock.Instant?
+        private var lastRate: Double?
+
+        mutating func add(_ count: Int, at now: ContinuousClock.Instant) {
+            if windowStart == nil { windowStart = now }
+            windowBytes += Int64(count)
+            lastByte = now
+            let elapsed = windowStart!.duration(to: now).inSeconds
+            if elapsed >= 1 {
+                lastRate = Double(windowBytes) / elapsed
+                windowStart = now
+                windowBytes = 0
+            }
+        }
+
+        /// The last full window's rate (the current one's before the first is full); 0 after
+        /// two seconds without a byte.
+        func bytesPerSecond(at now: ContinuousClock.Instant) -> Int64 {
+            guard let lastByte, let windowStart, lastByte.duration(to: now) < .seconds(2) else { return 0 }
+            if let lastRate { return Int64(lastRate) }
+            let elapsed = windowStart.duration(to: now).inSeconds
+            return elapsed > 0 ? Int64(Double(windowBytes) / elapsed) : 0
+        }
+    }
+
+    private(set) var sources: [Source]
+    let maxConsecutiveFailures: Int
+
+    init(sources: [Source], maxConsecutiveFailures: Int = 3) {
+        precondition(!sources.isEmpty, "a download has at least one URI")
+        self.sources = sources
+        self.maxConsecutiveFailures = maxConsecutiveFailures
+    }
+
+    /// The sources of `request` for an attempt whose first answer came from its URI number
+    /// `reference` at `referenceURL` (after redirects): that one first, then the others in
+    /// the request's order.
+    init(request: DownloadRequest, reference: Int, referenceURL: URL, maxConsecutiveFailures: Int = 3) {
+        let uris = request.urls
+        let first = min(max(0, reference), uris.count - 1)
+        var sources = [Source(
+            uri: uris[first], target: referenceURL,
+            headers: Self.headers(for: uris[first], target: referenceURL, request: request))]
+        for (index, uri) in uris.enumerated() where index != first {
+            sources.append(Source(uri: uri, target: uri, headers: Self.headers(for: uri, target: uri, request: request)))
+        }
+        self.init(sources: sources, maxConsecutiveFailures: maxConsecutiveFailures)
+    }
+
+    /// The headers to send to `target` (reached from the request's URI `uri`): the request's
+    /// own headers, with credentials and cookies only when `uri` is on the server of the
+    /// request's first URL (they were given for that one); then `uri`'s own user info, for
+    /// its server only; then the same rule again from `uri` to `target` (a redirect).
+    static func headers(for uri: URL, target: URL, request: DownloadRequest) -> [HeaderField] {
+        let forURI = URLCredentials.headers(HTTPTransport.headers(request.headers, from: request.url, to: uri), for: uri)
+        return HTTPTransport.headers(forURI, from: uri, to: target)
+    }
+
+    /// The order in which the first request of an attempt tries a request's `count` URIs:
+    /// from the one that answered last (`start`), then round the list.
+    static func order(count: Int, startingAt start: Int) -> [Int] {
+        let start = count > 0 ? ((start % count) + count) % count : 0
+        return (0..<count).map { (start + $0) % count }
+    }
+
+    /// The URI the next attempt starts with after one ended with `error` on URI `current`:
+    /// the next one for a failure of the server or the network (a mirror with the same file
+    /// lets the attempt resume from it); the same one otherwise.
+    static func next(after current: Int, count: Int, error: HaulError) -> Int {
+        guard count > 1, error.isTransient || error.httpStatus.map({ $0 >= 400 }) == true else { return current }
+        return (current + 1) % count
+    }
+
+    var isSingle: Bool { sources.count == 1 }
+
+    /// Whether any source may still be asked.
+    var hasUsable: Bool { sources.contains { $0.standing == .usable } }
+
+    /// A source for a new request, counted in use until `release`: among the usable ones, the
+    /// one with the fewest requests under way, then the fewest recent failures, then the first
+    /// listed. Nil when none is usable.
+    mutating func acquire() -> Int? {
+        let usable = sources.indices.filter { sources[$0].standing == .usable }
+        guard let best = usable.min(by: { a, b in
+            (sources[a].inUse, sources[a].consecutiveFailures, a) < (sources[b].inUse, sources[b].consecutiveFailures, b)
+        }) else { return nil }
+        sources[best].inUse += 1
+        sources[best].requested = true
+        return best
+    }
+
+    /// Counts a request of source `index` as under way (the reference's first answer).
+    mutating func use(_ index: Int) {
+        sources[index].inUse += 1
+        sources[index].requested = true
+    }
+
+    mutating func release(_ index: Int) {
+        sources[index].inUse = max(0, sources[index].inUse - 1)
+    }
+
+    /// Bytes from source `index` were written: it works, whatever failed before.
+    mutating func received(_ count: Int, from index: Int, at now: ContinuousClock.Instant) {
+        sources[index].receivedBytes += Int64(count)
+        sources[index].consecutiveFailures = 0
+        sources[index].rate.add(count, at: now)
+    }
+
+    /// A request of source `index` failed without bringing a byte. Returns whether another
+    /// request should be made (to any usable source): only when there are several sources
+    /// and one of them is still usable. A single source keeps the transfer's own rules.
+    mutating func failed(_ index: Int, _ error: HaulError) -> Bool {
+        sources[index].consecutiveFailures += 1
+        if sources[index].consecutiveFailures >= maxConsecutiveFailures, sources[index].standing == .usable {
+            sources[index].standing = .failed(reason: error.message)
+        }
+        return !isSingle && hasUsable
+    }
+
+    /// Source `index` served another file or bytes that do not fit: it is never asked again
+    /// in this attempt. Returns whether another request should be made (as `failed`).
+    mutating func drop(_ index: Int, reason: String) -> Bool {
+        sources[index].standing = .dropped(reason: reason)
+        return !isSingle && hasUsable
+    }
+
+    /// The sources asked in this attempt, as `DownloadManager.servers(of:)` reports them
+    /// (`connections` 0 for one with no request under way right now).
+    func servers(at now: ContinuousClock.Instant) -> [DownloadServer] {
+        sources.filter(\.requested).map { source in
+            DownloadServer(
+                uri: source.uri, currentURL: URLCredentials.split(source.target).url,
+                bytesPerSecond: source.rate.bytesPerSecond(at: now), connections: source.inUse)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+@testable import Haul
+@testable import HaulDaemon
+import HaulTestServer
+import Testing
+
+/// Several URIs per download through aria2's methods: addUri with mirrors, getUris,
+/// changeUri and getServers, against a real manager and in-process test servers.
+@Suite(.timeLimit(.minutes(2))) struct Aria2MirrorTests {
+    /// Polls `body` (every 20 ms, up to 30 s) until it returns a value.
+    static func eventually<T: Sendable>(_ what: String, _ body: @Sendable () async throws -> T?) async throws -> T {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if let value = try await body() { return value }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw RPCTest.Failure("timed out waiting for \(what)")
+    }
+
+    /// addUri with two URIs makes one download with a mirror; getUris lists both (`waiting` before it runs); the file, split over both, arrives exact.
+    @Test func addUriWithTwoURIsUsesBoth() async throws {
+        try await Aria2Fixture.run(transfers: DaemonTransferOptions(minSplitSize: 64 << 10)) { f in
+            try await withTestServer { other in
+                let size = 1 << 20
+                let query = ["size": "\(size)", "seed": "61", "rate": "\(256 << 10)"]
+                let first = f.server.url("/file/m.bin", query)
+                let second = other.url("/file/m.bin", query)
+                let gid = try await f.client.result("aria2.addUri", [
+                    [.string(first), .string(second)],
+                    ["pause": "true", "split": "4", "max-connection-per-server": "2"],
+                ]).stringValue ?? ""
+                #expect(try await f.client.result("aria2.getUris", [.string(gid)]) == [
+                    ["uri": .string(first), "status": "waiting"], ["uri": .string(second), "status": "waiting"],
+                ])
+                let id = try #require(DownloadID(gid))
+                #expect(await f.manager.info(id)?.request.mirrors == [URL(string: second)!])
+                _ = try await f.client.result("aria2.unpause", [.string(gid)])
+
+                // Both URIs serve at once: getServers lists each with its speed, getUris marks both used.
+                let servers = try await Self.eventually("both servers in use") { () async throws -> [JSONValue]? in
+                    let answer = try await f.client.result("aria2.getServers", [.string(gid)])
+                    let list = answer.arrayValue?.first?["servers"]?.arrayValue ?? []
+                    return list.count == 2 ? list : nil
+                }
+                #expect(Set(servers.compactMap { $0["uri"]?.stringValue }) == [first, second])
+                #expect(Set(servers.compactMap { $0["currentUri"]?.stringValue }) == [first, second])
+                #expect(servers.allSatisfy { $0["downloadSpeed"]?.stringValue.flatMap(Int.init) != nil })
+                let uris = try await f.client.result("aria2.getUris", [.string(gid)])
+                #expect(uris == [["uri": .string(first), "status": "used"], ["uri": .string(second), "status": "used"]])
+
+                try await f.finished(gid)
+                #expect(try await f.status(gid, ["status"]) == ["status": "complete"])
+                let data = FileManager.default.contents(atPath: f.directory.appendingPathComponent("m.bin").path)
+                #expect(data == Data(TestContent.bytes(seed: 61, size: size)))
+                #expect(f.server.requests(forKey: "/file/m.bin").contains { $0.status == 206 || $0.status == 200 })
+                #expect(other.requests(forKey: "/file/m.bin").contains { $0.status == 206 })
+            }
+        }
+    }
+
+    /// changeUri as aria2: deletes each listed URI once, inserts the new ones at `position` of what is left, skips ones that are not http(s), and answers [deleted, added]; the first URI left is the download's URL.
+    @Test func changeUriEditsTheList() async throws {
+        try await Aria2Fixture.run { f in
+            let a = f.url("a.bin", size: 1500, seed: 1)
+            let b = f.url("b.bin", size: 1500, seed: 1)
+            let c = f.url("c.bin", size: 1500, seed: 1)
+            let gid = try await f.client.result("aria2.addUri", [[.string(a), .string(b)], ["pause": "true", "out": "x.bin"]]).stringValue ?? ""
+            func uris() async throws -> [String] {
+                (try await f.client.result("aria2.getUris", [.string(gid)]).arrayValue ?? []).compactMap { $0["uri"]?.stringValue }
+            }
+            #expect(try await f.client.result("aria2.changeUri", [.string(gid), 1, [], [.string(c), "ftp://x/y"], 1]) == [0, 1])
+            #expect(try await uris() == [a, c, b])
+            #expect(try await f.client.result("aria2.changeUri", [.string(gid), 1, [.string(a), .string(a)], []]) == [1, 0])
+            #expect(try await uris() == [c, b])
+            let id = try #require(DownloadID(gid))
+            #expect(await f.manager.info(id)?.request.url == URL(string: c))
+            #expect(await f.manager.info(id)?.request.mirrors == [URL(string: b)!])
+            _ = try await f.client.result("aria2.unpause", [.string(gid)])
+            try await f.finished(gid)
+            let data = FileManager.default.contents(atPath: f.directory.appendingPathComponent("x.bin").path)
+            #expect(data == Data(TestContent.bytes(seed: 1, size: 1500)))
+        }
+    }
+}
