@@ -5,6 +5,8 @@ import Foundation
 enum URLCredentials {
     /// `url` without its user info, and the Authorization header its user info stands for.
     static func split(_ url: URL) -> (url: URL, authorization: HeaderField?) {
+        // Most URLs carry no user info: no need to take them apart (twice per request).
+        guard url.user != nil || url.password != nil else { return (url, nil) }
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true),
               let user = components.percentEncodedUser
         else { return (url, nil) }
