@@ -183,4 +183,49 @@ struct WholePartTests {
             #expect(Support.contents(taken) == TestContent.bytes(seed: 8, size: size))
         }
     }
+
+    /// While the last byte of a whole part is asked again, the part keeps every byte: the store records the whole length as durable, so a crash before the byte comes back must not leave a shorter part (recovery would throw it away and fetch the whole file again). The download then completes from that byte.
+    @Test func revalidatingAWholePartKeepsItWhole() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            let size = 50_000
+            let bytes = TestContent.bytes(seed: 9, size: size)
+            // The first answer sends its headers, then nothing until the download stops it.
+            let query = ["size": "\(size)", "seed": "9", "drop": "0", "dropTimes": "1", "stall": "10"]
+            let request = Support.request(server, "/file/whole.bin", query, in: dir, name: "whole.bin")
+            let key = PartKey(for: request).description
+            let part = PartFile(directory: dir.path, key: key)
+            _ = FileManager.default.createFile(atPath: part.path, contents: Data(bytes))
+            // What a process killed between its checkpoint at the whole length and the rename
+            // leaves; paused, so that it starts only once this test listens to its events.
+            let id = DownloadID(rawValue: 1)
+            let store = try DownloadStore.open(directory: state)
+            try await store.save([StoredDownload(
+                id: id, session: "default", group: nil, position: 1, kept: KeptRequest(request), partKey: key,
+                state: .paused, finalURL: nil, validator: .etag("\"s9-v0-\(size)\""), expectedLength: Int64(size),
+                durableOffset: Int64(size), placement: nil, filePath: nil, fileSize: nil, fileModified: nil,
+                skipped: false, verifiedChecksums: [], error: nil, attempts: 1, createdAt: Date(), updatedAt: Date())])
+            try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
+                let events = manager.events()
+                try await manager.resume(id)
+                let resumedFrom = try await Support.firstEvent(in: events) { event -> Int64? in
+                    if case .started(id, let offset, _) = event { return offset }
+                    return nil
+                }
+                #expect(resumedFrom == Int64(size - 1))
+                // The last byte's response has begun and its body is held back by the server:
+                // a kill now leaves this part to the next process.
+                #expect(part.existingSize() == Int64(size))
+                try await manager.pause(id)
+                try await manager.resume(id)
+                let info = try await manager.finished(id)
+                #expect(info.state == .completed)
+            }
+            #expect(Support.contents(dir.appendingPathComponent("whole.bin")) == bytes)
+            let requests = server.requests(forKey: "/file/whole.bin")
+            #expect(requests.map(\.status) == [206, 206])
+            #expect(requests.allSatisfy { $0.header("range") == "bytes=\(size - 1)-" })
+        }
+    }
 }

@@ -170,6 +170,38 @@ struct ResumeEndToEndTests {
         }
     }
 
+    /// A part file shorter than its recorded offset is recorded as lost when the store is opened, before any transfer writes that file again: a crash during the new transfer then never leaves the old offset and validator standing for bytes that were never flushed.
+    @Test func recoveryRecordsALostPartBeforeFetchingAgain() async throws {
+        try await withTestServer { server in
+            let dir = try Support.temporaryDirectory()
+            let state = try Support.temporaryDirectory()
+            let size = 50_000
+            let bytes = TestContent.bytes(seed: 71, size: size)
+            let request = Support.request(server, "/file/short.bin", ["size": "\(size)", "seed": "71"], in: dir)
+            let key = PartKey(for: request).description
+            let part = PartFile(directory: dir.path, key: key)
+            _ = FileManager.default.createFile(atPath: part.path, contents: Data(bytes[0..<5_000]))
+            let id = DownloadID(rawValue: 1)
+            let store = try DownloadStore.open(directory: state)
+            // Paused, so that nothing but opening the store writes it before the check.
+            try await store.save([StoredDownload(
+                id: id, session: "default", group: nil, position: 1, kept: KeptRequest(request), partKey: key,
+                state: .paused, finalURL: nil, validator: .etag("\"s71-v0-\(size)\""), expectedLength: Int64(size),
+                durableOffset: 20_000, placement: nil, filePath: nil, fileSize: nil, fileModified: nil,
+                skipped: false, verifiedChecksums: [], error: nil, attempts: 1, createdAt: Date(), updatedAt: Date())])
+            try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
+                let row = try await store.loadAll(session: "default").first { $0.id == id }
+                #expect(row?.durableOffset == 0)
+                #expect(row?.validator == nil)
+                try await manager.resume(id)
+                let info = try await manager.finished(id)
+                #expect(info.state == .completed)
+            }
+            #expect(Support.contents(dir.appendingPathComponent("short.bin")) == bytes)
+            #expect(server.requests(forKey: "/file/short.bin").map { $0.header("range") } == [nil])
+        }
+    }
+
     /// A server that announces more bytes than it sends is retried, then fails; no file appears under the final name.
     @Test func lyingLengthFails() async throws {
         try await withTestServer { server in

@@ -112,13 +112,18 @@ struct TransferRunner: Sendable {
             state.bytesOnDisk = plan.totalLength
             state.hasher = nil
         }
+        // The length the part keeps while its bytes from `bytesOnDisk` on are fetched again.
+        var keptLength: Int64?
         if state.segments == nil, state.entity?.isResumable == true, let total = state.entity?.totalLength, total > 0,
            state.bytesOnDisk == total {
             // Every byte is here but the file was not placed (stopped just before the rename,
             // or placement failed). A range past the end would get 416 and a whole new
-            // download; asking for the last byte again revalidates the file instead.
+            // download; asking for the last byte again revalidates the file instead. The part
+            // keeps that byte until the new one overwrites it: the store may record the whole
+            // length as durable, and a part shorter than that is thrown away on recovery.
             state.bytesOnDisk = total - 1
             state.hasher = nil
+            keptLength = total
         }
         // A segmented download continues with its first unfinished segment; the others follow.
         var resumedSegment = state.segments?.firstUnfinished
@@ -140,6 +145,7 @@ struct TransferRunner: Sendable {
             _ = try? await response.body.collect(upTo: 64 * 1024)
             offset = 0
             resumedSegment = nil
+            keptLength = nil
         }
 
         switch decision {
@@ -157,8 +163,9 @@ struct TransferRunner: Sendable {
                     live: live, reporter: reporter)
             }
             precondition(resumeOffset == state.bytesOnDisk, "resume offset and part length disagree")
-            // Anything past the recorded offset is not trusted: cut it before appending.
-            try state.part.open(truncatingTo: state.bytesOnDisk)
+            // Anything past the recorded offset is not trusted: cut it before appending (a
+            // whole part being revalidated keeps its last byte until it is written over).
+            try state.part.open(truncatingTo: keptLength ?? state.bytesOnDisk, writingAt: state.bytesOnDisk)
             if maySplit, !state.splitRefused, let plan = splitPlan(state, response: response, written: resumeOffset) {
                 // Begun with one connection (or asked for more since): the rest is split.
                 state.segments = plan

@@ -16,10 +16,21 @@ struct PartFile: Sendable {
 
     /// Opens (creating) the part file and cuts it to `length` bytes.
     mutating func open(truncatingTo length: Int64) throws(HaulError) {
+        try open(truncatingTo: length, writingAt: length)
+    }
+
+    /// Opens (creating) the part file, cuts it to `length` bytes, and puts the next write at
+    /// `offset` (at most `length`): the bytes from `offset` to `length` stay in the file until
+    /// they are written over. What revalidating a whole part needs: its last byte is fetched
+    /// again, but cutting the part short first would leave it shorter than the durable offset
+    /// the store records, and a crash before the byte came back would cost the whole file.
+    mutating func open(truncatingTo length: Int64, writingAt offset: Int64) throws(HaulError) {
+        precondition(offset <= length, "the write position is past the end of the part")
         if descriptor == nil {
             descriptor = try SystemCalls.openReadWrite(path)
         }
         try SystemCalls.truncate(descriptor!, to: length, path: path)
+        if offset != length { try SystemCalls.seek(descriptor!, to: offset, path: path) }
     }
 
     /// Opens (creating) the part file without cutting it: a segmented download continues

@@ -91,7 +91,12 @@ enum SystemCalls {
         if try size(fd, path: path) != length {
             guard ftruncate(fd, off_t(length)) == 0 else { throw error(errno, "cannot truncate \(path)") }
         }
-        guard lseek(fd, off_t(length), SEEK_SET) >= 0 else { throw error(errno, "cannot seek in \(path)") }
+        try seek(fd, to: length, path: path)
+    }
+
+    /// Moves the write position to `offset`.
+    static func seek(_ fd: Int32, to offset: Int64, path: String) throws(HaulError) {
+        guard lseek(fd, off_t(offset), SEEK_SET) >= 0 else { throw error(errno, "cannot seek in \(path)") }
     }
 
     struct FileIdentity: Sendable, Hashable {

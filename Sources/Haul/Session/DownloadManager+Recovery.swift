@@ -20,6 +20,8 @@ extension DownloadManager {
         // the rename and the write that would have reported them.
         var foundCompleted: [DownloadID] = []
         var abandoned: [DownloadID] = []
+        // Downloads whose part file lost bytes the store counts as durable.
+        var lostBytes: [DownloadID] = []
         let abandonedBefore = retentionRule.abandonsUnfinishedAfter.map { Date().addingTimeInterval(-$0.inSeconds) }
         for row in rows {
             lastPosition = max(lastPosition, row.position)
@@ -39,6 +41,10 @@ extension DownloadManager {
                 record.details.progress = TransferProgress(completedBytes: durable.durableOffset, expectedBytes: durable.expectedLength)
             }
             adoptLoaded(record)
+            if record.details.durable.durableOffset < row.durableOffset
+                || (row.segments?.isEmpty == false && record.details.durable.segments.isEmpty) {
+                lostBytes.append(row.id)
+            }
             if let abandonedBefore, !state.isTerminal, row.updatedAt < abandonedBefore {
                 abandoned.append(row.id)
                 continue
@@ -47,6 +53,13 @@ extension DownloadManager {
                 enqueueForScheduling(record, held: state != .queued)
             }
             if Self.machineState(row) != record.machine.state || row.state == .running { markDirty(row.id) }
+        }
+        // Their rows say so before any transfer starts: a transfer from zero rewrites the part
+        // and checkpoints only later, so a crash in between would otherwise leave the old row
+        // (its offset and validator) standing for bytes that were never flushed.
+        if !lostBytes.isEmpty {
+            for id in lostBytes { writes.note(id, .segments) }
+            await flushDirty()
         }
         // Left behind for longer than the rule allows: canceled, their part files deleted.
         for id in abandoned {
