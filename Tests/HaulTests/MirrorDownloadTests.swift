@@ -60,6 +60,9 @@ struct MirrorDownloadTests {
     @Test(arguments: [
         ([String: String](), ["seed": "999"]),
         (["etag": "none"], ["etag": "none", "size": "\(2 << 20)"]),
+        // Ignores If-Range and proves nothing: no validator, or only a weak ETag.
+        ([:], ["seed": "999", "etag": "none", "lm": "0", "ifRange": "0"]),
+        ([:], ["seed": "999", "etag": "weak", "ifRange": "0"]),
     ])
     func inconsistentMirrorIsDropped(primaryExtra: [String: String], mirrorExtra: [String: String]) async throws {
         try await withTestServer { origin in
@@ -123,6 +126,39 @@ struct MirrorDownloadTests {
                 #expect(resumed.first?.status == 206)
                 let start = resumed.first?.header("range").flatMap { Int($0.dropFirst(6).prefix { $0 != "-" }) } ?? 0
                 #expect(start > 0, "resumed from the kept bytes: \(String(describing: resumed.first?.header("range")))")
+            }
+        }
+    }
+
+    /// With one connection, after the first URI drops the transfer the next attempt starts at a mirror that ignores If-Range and sends no validator (another file of the same length): its answer is left unread and the validator's source resumes the kept bytes; nothing of the mirror is spliced in.
+    @Test func singleStreamNeverResumesFromAnUnprovenMirror() async throws {
+        try await withTestServer { origin in
+            try await withTestServer { other in
+                let primary = Self.url(origin, "/file/m.bin", seed: 307, ["drop": "\(300_000)", "dropTimes": "1"])
+                let mirror = Self.url(other, "/file/m.bin", seed: 999, ["etag": "none", "lm": "0", "ifRange": "0"])
+                try await Self.fetchVerified(primary, mirrors: [mirror], seed: 307, configuration: Self.splitting(split: 1, perServer: 1))
+                #expect(other.requests(forKey: "/file/m.bin").count == 1, "the mirror was asked once")
+                let resumed = origin.requests(forKey: "/file/m.bin").dropFirst()
+                #expect(resumed.first?.status == 206, "the validator's source resumed: \(resumed.map(\.status))")
+            }
+        }
+    }
+
+    /// With one connection, a mirror whose file has the same bytes but another ETag answers the next attempt's If-Range with a 200: the kept bytes are not thrown away, the validator's source resumes them.
+    @Test func failoverDoesNotThrowKeptBytesAway() async throws {
+        try await withTestServer { origin in
+            try await withTestServer { other in
+                // Version 1 of seed 307 is the content of seed 308, under the ETag "s307-v1-…".
+                other.changeContent(forKey: "m")
+                let primary = Self.url(origin, "/file/m.bin", seed: 308, ["drop": "\(300_000)", "dropTimes": "1"])
+                let mirror = Self.url(other, "/file/m.bin", seed: 307, ["key": "m"])
+                try await Self.fetchVerified(primary, mirrors: [mirror], seed: 308, configuration: Self.splitting(split: 1, perServer: 1))
+                let toMirror = other.requests(forKey: "m")
+                #expect(toMirror.count == 1 && toMirror.first?.status == 200, "the mirror answered the If-Range with the whole file")
+                let resumed = origin.requests(forKey: "/file/m.bin").dropFirst()
+                #expect(resumed.first?.status == 206, "the validator's source resumed: \(resumed.map(\.status))")
+                let start = resumed.first?.header("range").flatMap { Int($0.dropFirst(6).prefix { $0 != "-" }) } ?? 0
+                #expect(start > 0)
             }
         }
     }

@@ -74,26 +74,44 @@ struct MirrorSet: Sendable {
 
     private(set) var sources: [Source]
     let maxConsecutiveFailures: Int
+    /// The source the download's validator came from: the only one whose answers may say the
+    /// file changed, and judged by the rules of a download with one URI. Every other one must
+    /// send exactly the same strong validator (`mustProveSameFile`).
+    let authority: Int
 
-    init(sources: [Source], maxConsecutiveFailures: Int = 3) {
+    init(sources: [Source], maxConsecutiveFailures: Int = 3, authority: Int = 0) {
         precondition(!sources.isEmpty, "a download has at least one URI")
         self.sources = sources
         self.maxConsecutiveFailures = maxConsecutiveFailures
+        self.authority = authority
     }
 
     /// The sources of `request` for an attempt whose first answer came from its URI number
     /// `reference` at `referenceURL` (after redirects): that one first, then the others in
-    /// the request's order.
-    init(request: DownloadRequest, reference: Int, referenceURL: URL, maxConsecutiveFailures: Int = 3) {
+    /// the request's order. `validatorSource` is the URI the download's validator came from
+    /// (`TransferState.validatorSource`); when it is not known, the reference, whose first
+    /// answer was then judged strictly, is the authority.
+    init(
+        request: DownloadRequest, reference: Int, referenceURL: URL, validatorSource: Int? = nil,
+        maxConsecutiveFailures: Int = 3
+    ) {
         let uris = request.urls
         let first = min(max(0, reference), uris.count - 1)
         var sources = [Source(
             uri: uris[first], target: referenceURL,
             headers: Self.headers(for: uris[first], target: referenceURL, request: request))]
+        var authority = 0
         for (index, uri) in uris.enumerated() where index != first {
+            if index == validatorSource { authority = sources.count }
             sources.append(Source(uri: uri, target: uri, headers: Self.headers(for: uri, target: uri, request: request)))
         }
-        self.init(sources: sources, maxConsecutiveFailures: maxConsecutiveFailures)
+        self.init(sources: sources, maxConsecutiveFailures: maxConsecutiveFailures, authority: authority)
+    }
+
+    /// Whether source `index`'s answers must carry exactly the download's strong validator
+    /// before a byte of them is written: every source but the authority, when there are several.
+    func mustProveSameFile(_ index: Int) -> Bool {
+        !isSingle && index != authority
     }
 
     /// The headers to send to `target` (reached from the request's URI `uri`): the request's
@@ -110,6 +128,17 @@ struct MirrorSet: Sendable {
     static func order(count: Int, startingAt start: Int) -> [Int] {
         let start = count > 0 ? ((start % count) + count) % count : 0
         return (0..<count).map { (start + $0) % count }
+    }
+
+    /// `order(count:startingAt:)`, with `second` (the URI a resume must be able to fall back
+    /// to: the validator's source) moved right after the first.
+    static func order(count: Int, startingAt start: Int, thenAsking second: Int?) -> [Int] {
+        var order = order(count: count, startingAt: start)
+        if let second, let at = order.firstIndex(of: second), at > 1 {
+            order.remove(at: at)
+            order.insert(second, at: 1)
+        }
+        return order
     }
 
     /// The URI the next attempt starts with after one ended with `error` on URI `current`:

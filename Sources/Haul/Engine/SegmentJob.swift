@@ -257,10 +257,13 @@ final class SegmentJob: Sendable {
     }
 
     /// Asks source `source` of the mirror set (0 is the reference, `url`) for the assignment.
-    /// A mirror whose answer is not a range of the very same file is dropped, never written
-    /// from; the reference's answer decides for the whole transfer, as it always did.
+    /// A source that must prove the same file (any but the validator's source, `MirrorSet.authority`)
+    /// and does not is dropped, never written from; the authority's answer decides for the
+    /// whole transfer, as a download with one URI always did.
     private func request(_ assignment: SegmentPlan.Assignment, from source: Int) async -> Answer {
-        let (target, sourceHeaders) = shared.withLockedValue { ($0.mirrors.sources[source].target, $0.mirrors.sources[source].headers) }
+        let (target, sourceHeaders, strict) = shared.withLockedValue {
+            ($0.mirrors.sources[source].target, $0.mirrors.sources[source].headers, $0.mirrors.mustProveSameFile(source))
+        }
         let response: HTTPTransport.Response
         do {
             response = try await transfer.transport.get(
@@ -270,7 +273,7 @@ final class SegmentJob: Sendable {
         }
         let verdict = ResumePolicy.judgeSegment(
             requestedStart: assignment.from, entity: entity, status: response.status, header: response.header,
-            url: response.finalURL.absoluteString)
+            url: response.finalURL.absoluteString, strict: strict)
         switch verdict {
         case .use:
             return .body(response.body)
@@ -279,7 +282,7 @@ final class SegmentJob: Sendable {
             _ = try? await response.body.collect(upTo: 64 * 1024)
             return .end(.failed(error), failover: shared.withLockedValue { $0.mirrors.failed(source, error) })
         case .fileChanged(let reason), .rangesUnusable(let reason):
-            guard source == 0 else {
+            guard !strict else {
                 // A mirror holding another file, or one that cannot serve ranges: its body is
                 // not read, and it is not asked again in this attempt.
                 let failover = shared.withLockedValue { $0.mirrors.drop(source, reason: reason) }

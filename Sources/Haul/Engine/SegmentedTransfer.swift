@@ -65,7 +65,8 @@ struct SegmentedTransfer: Sendable {
               let url = state.finalURL
         else { preconditionFailure("a segmented transfer needs a plan, a validator and a URL") }
         // The URI that answered first is the reference; mirrors must serve the same file.
-        let mirrors = MirrorSet(request: state.request, reference: state.sourceIndex, referenceURL: url)
+        let mirrors = MirrorSet(
+            request: state.request, reference: state.sourceIndex, referenceURL: url, validatorSource: state.validatorSource)
         let job = SegmentJob(
             transfer: self, part: state.part, url: url,
             entity: entity, validator: validator, live: live, reporter: reporter,

@@ -132,10 +132,11 @@ struct TransferRunner: Sendable {
             } else {
                 headers += ResumePolicy.rangeHeaders(offset: offset, validator: state.entity?.validator)
             }
-            response = try await firstResponse(&state, adding: headers, live: live)
+            response = try await firstResponse(&state, offset: offset, adding: headers, live: live)
             decision = ResumePolicy.decide(
                 requestedOffset: offset, previous: state.entity, status: response.status,
-                header: response.header, url: response.finalURL.absoluteString)
+                header: response.header, url: response.finalURL.absoluteString,
+                strict: state.mustProveSameFile(state.sourceIndex))
             guard case .requestAgainWithoutRange = decision, offset > 0 else { break }
             _ = try? await response.body.collect(upTo: 64 * 1024)
             offset = 0
@@ -176,6 +177,7 @@ struct TransferRunner: Sendable {
             let hadBytes = state.bytesOnDisk > 0 || state.segments != nil
             state.startOver()
             state.entity = ResumePolicy.entity(status: response.status, header: response.header)
+            state.validatorSource = state.sourceIndex
             offset = 0
             if hadBytes {
                 // The recorded prefix is gone; say so before new bytes could be mistaken for it.
