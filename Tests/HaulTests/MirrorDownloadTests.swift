@@ -163,6 +163,32 @@ struct MirrorDownloadTests {
         }
     }
 
+    /// `-x` counts per URI: with `-s 4 -x 2` and a mirror that refuses connections, the connections meant for the mirror do not pile onto the first URL; it never has more than 2 requests under way. (The server may still be writing the first, whole-file response for a moment after the client stopped reading it at its segment's end: at most one more. Segments of 256 KiB leave nothing to steal, so no other response is cut short.)
+    @Test func connectionsPerServerAreCapped() async throws {
+        try await withTestServer { origin in
+            let primary = Self.url(origin, "/file/m.bin", seed: 309, ["rate": "\(1 << 20)"])
+            let dead = URL(string: "http://127.0.0.1:\(try LoopbackPort.free())/file/m.bin")!
+            var configuration = Self.splitting(split: 4, perServer: 2)
+            configuration.minSegmentSize = 256 << 10
+            try await Self.fetchVerified(primary, mirrors: [dead], seed: 309, configuration: configuration)
+            #expect(origin.peakConcurrentResponses(forKey: "/file/m.bin") <= 3)
+            #expect(origin.requests(forKey: "/file/m.bin").count >= 2, "split over two connections")
+        }
+    }
+
+    /// A server that answers 503 to extra connections while it delivers bytes on another is full, not failing: those connections wait and ask again, the URL is not given up, and the attempt completes without a retry (the mirror refusing connections meanwhile).
+    @Test func fullServerIsWaitedForNotGivenUp() async throws {
+        try await withTestServer { origin in
+            let primary = Self.url(origin, "/file/m.bin", seed: 310, ["rate": "\(512 << 10)", "status": "200,503,503,503,503,503,200"])
+            let dead = URL(string: "http://127.0.0.1:\(try LoopbackPort.free())/file/m.bin")!
+            var configuration = Self.splitting(split: 3, perServer: 3)
+            configuration.retry = RetryPolicy(maxRetries: 0, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
+            try await Self.fetchVerified(primary, mirrors: [dead], seed: 310, configuration: configuration)
+            let statuses = origin.requests(forKey: "/file/m.bin").map(\.status)
+            #expect(statuses.filter { $0 == 503 }.count == 5 && statuses.last == 206, "\(statuses)")
+        }
+    }
+
     /// When every URI fails the download fails (after its retries), with the last error.
     @Test func everyURIFailingFailsTheDownload() async throws {
         try await withTestServer { server in

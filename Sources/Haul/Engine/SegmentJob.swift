@@ -46,6 +46,11 @@ final class SegmentJob: Sendable {
         var end: ConnectionEnd?
         /// Its URI failed or was dropped, and another URI may be asked instead (`MirrorSet`).
         var failover = false
+        /// The request that was made (nil when none was).
+        var ticket: MirrorSet.Ticket?
+        /// No source may be asked before this (each waits after a failure): the connection
+        /// gives its segment back and asks again then.
+        var waitUntil: ContinuousClock.Instant?
     }
 
     let transfer: SegmentedTransfer
@@ -161,8 +166,21 @@ final class SegmentJob: Sendable {
             release(assignment, by: number, returning: run.carried)
             if let error = run.error, Self.isFileSystem(error) { return .fatal(error) }
             if takenOver {
-                // Its request was dropped for silence; another connection fetches the rest.
+                // Its request was dropped for silence; another connection fetches the rest. A
+                // source that falls silent failed that request (with mirrors, others are asked).
                 if case .changeCourse? = run.end { return run.end! }
+                if let ticket = run.ticket {
+                    let error = HaulError(.timeout, "\(url): no data from a source for longer than the stall limit")
+                    shared.withLockedValue { shared in
+                        if !shared.mirrors.isSingle { _ = shared.mirrors.failed(ticket.source, error, serial: ticket.serial) }
+                    }
+                }
+                fruitless = 0
+                continue
+            }
+            if let until = run.waitUntil {
+                // Every source waits after a failure: ask again then, not at once.
+                try? await ContinuousClock().sleep(until: until)
                 fruitless = 0
                 continue
             }
@@ -216,34 +234,44 @@ final class SegmentJob: Sendable {
         let requestedEnd: Int64
         // The first response came from the reference; every other request goes to a source
         // the mirror set chooses.
-        let source: Int
+        let ticket: MirrorSet.Ticket
         if let given {
-            source = 0
-            shared.withLockedValue { $0.mirrors.use(0) }
+            ticket = shared.withLockedValue { $0.mirrors.use(0) }
             (body, requestedEnd) = given
         } else {
-            guard let picked = shared.withLockedValue({ $0.mirrors.acquire() }) else {
+            switch shared.withLockedValue({ $0.mirrors.pick() }) {
+            case .source(let picked):
+                ticket = picked
+            case .wait(let until):
+                run.waitUntil = until
+                return run
+            case .busy:
+                // Every usable source has its `-x` requests under way: one connection too many.
+                run.end = .done
+                return run
+            case .none:
                 run.end = .failed(HaulError(.connectionFailed, "\(url): every URI of the download failed"))
                 return run
             }
-            source = picked
-            switch await request(assignment, from: source) {
+            run.ticket = ticket
+            switch await request(assignment, ticket: ticket) {
             case .body(let response): (body, requestedEnd) = (response, assignment.to)
             case .end(let end, let failover):
-                shared.withLockedValue { $0.mirrors.release(source) }
+                shared.withLockedValue { $0.mirrors.release(ticket.source) }
                 run.end = end
                 run.failover = failover
                 return run
             }
         }
-        defer { shared.withLockedValue { $0.mirrors.release(source) } }
+        run.ticket = ticket
+        defer { shared.withLockedValue { $0.mirrors.release(ticket.source) } }
         do {
-            try await stream(body, into: assignment, requestedEnd: requestedEnd, connection: connection, source: source,
+            try await stream(body, into: assignment, requestedEnd: requestedEnd, connection: connection, ticket: ticket,
                              hasher: &run.carried, written: &run.written)
         } catch {
             run.error = error
             if run.written == 0, !Task.isCancelled, error.code != .canceled {
-                run.failover = shared.withLockedValue { $0.mirrors.failed(source, error) }
+                run.failover = shared.withLockedValue { $0.mirrors.failed(ticket.source, error, serial: ticket.serial) }
             }
         }
         return run
@@ -260,7 +288,8 @@ final class SegmentJob: Sendable {
     /// A source that must prove the same file (any but the validator's source, `MirrorSet.authority`)
     /// and does not is dropped, never written from; the authority's answer decides for the
     /// whole transfer, as a download with one URI always did.
-    private func request(_ assignment: SegmentPlan.Assignment, from source: Int) async -> Answer {
+    private func request(_ assignment: SegmentPlan.Assignment, ticket: MirrorSet.Ticket) async -> Answer {
+        let source = ticket.source
         let (target, sourceHeaders, strict) = shared.withLockedValue {
             ($0.mirrors.sources[source].target, $0.mirrors.sources[source].headers, $0.mirrors.mustProveSameFile(source))
         }
@@ -269,7 +298,9 @@ final class SegmentJob: Sendable {
             response = try await transfer.transport.get(
                 target, headers: sourceHeaders + ResumePolicy.rangeHeaders(from: assignment.from, to: assignment.to, validator: validator))
         } catch {
-            return .end(.failed(error), failover: !Task.isCancelled && shared.withLockedValue { $0.mirrors.failed(source, error) })
+            return .end(.failed(error), failover: !Task.isCancelled && shared.withLockedValue {
+                $0.mirrors.failed(source, error, serial: ticket.serial)
+            })
         }
         let verdict = ResumePolicy.judgeSegment(
             requestedStart: assignment.from, entity: entity, status: response.status, header: response.header,
@@ -280,7 +311,7 @@ final class SegmentJob: Sendable {
         case .failed(let error):
             // An error body is small and never saved; reading it lets the connection be reused.
             _ = try? await response.body.collect(upTo: 64 * 1024)
-            return .end(.failed(error), failover: shared.withLockedValue { $0.mirrors.failed(source, error) })
+            return .end(.failed(error), failover: shared.withLockedValue { $0.mirrors.failed(source, error, serial: ticket.serial) })
         case .fileChanged(let reason), .rangesUnusable(let reason):
             guard !strict else {
                 // A mirror holding another file, or one that cannot serve ranges: its body is
@@ -298,7 +329,7 @@ final class SegmentJob: Sendable {
     /// segment; the connection is then closed rather than drained.
     private func stream(
         _ body: HTTPClientResponse.Body, into assignment: SegmentPlan.Assignment, requestedEnd: Int64, connection: Int,
-        source: Int, hasher: inout StreamingHasher?, written: inout Int64
+        ticket: MirrorSet.Ticket, hasher: inout StreamingHasher?, written: inout Int64
     ) async throws(HaulError) {
         let start = assignment.segmentStart
         do {
@@ -313,7 +344,7 @@ final class SegmentJob: Sendable {
                     if hasher != nil {
                         buffer.withUnsafeReadableBytes { hasher!.update(UnsafeRawBufferPointer(rebasing: $0[0..<reservation.count])) }
                     }
-                    let checkpoint = commit(reservation.count, in: start, by: connection, from: source, hashed: hasher != nil)
+                    let checkpoint = commit(reservation.count, in: start, by: connection, from: ticket, hashed: hasher != nil)
                     written += Int64(reservation.count)
                     buffer.moveReaderIndex(forwardBy: reservation.count)
                     // Waiting for a limit or a flush is not the server falling silent.
@@ -355,14 +386,14 @@ final class SegmentJob: Sendable {
 
     /// Records written bytes; returns the offsets to make durable when a checkpoint is due
     /// and no other connection is taking one.
-    private func commit(_ count: Int, in start: Int64, by connection: Int, from source: Int, hashed: Bool) -> [DurableSegment]? {
+    private func commit(_ count: Int, in start: Int64, by connection: Int, from ticket: MirrorSet.Ticket, hashed: Bool) -> [DurableSegment]? {
         let bytesDue = transfer.checkpointBytes
         let timeDue = transfer.checkpointInterval
         let now = ContinuousClock.now
         return shared.withLockedValue { shared in
             shared.plan.commit(count, inSegmentStartingAt: start, by: connection)
             shared.silence.heard(connection, at: now)
-            shared.mirrors.received(count, from: source, at: now)
+            shared.mirrors.received(count, from: ticket.source, serial: ticket.serial, at: now)
             if hashed { shared.hashedLength += Int64(count) }
             shared.bytesSinceCheckpoint += Int64(count)
             guard !shared.checkpointing else { return nil }

@@ -238,7 +238,8 @@ struct TransferRunner: Sendable {
         let transfer = SegmentedTransfer(
             transport: transport, checkpointBytes: checkpointBytes, checkpointInterval: checkpointInterval,
             writeFault: writeFault, globalLimit: globalLimit,
-            connections: segmentation.connections(for: state.request), minSegmentSize: segmentation.minSegmentSize,
+            connections: segmentation.connections(for: state.request),
+            maxConnectionsPerServer: segmentation.maxConnectionsPerServer, minSegmentSize: segmentation.minSegmentSize,
             minStealSize: segmentation.minStealSize, stalledConnectionTimeout: segmentation.stalledConnectionTimeout)
         switch try await transfer.run(&state, first: first, live: live, reporter: reporter) {
         case .complete:
