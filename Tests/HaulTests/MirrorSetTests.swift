@@ -153,6 +153,33 @@ struct MirrorSetTests {
         #expect(set.sources[0].notBefore.map { $0 > now } == true, "but it waits before its next extra request")
     }
 
+    /// The URI the validator came from is remembered: restored from the recorded final URL (nil when it is none of the URIs, and then every URI must prove the validator); a resume asks it right after the URI the attempt starts with; in a split it is the authority and the others must prove the same file; with one URI nothing must be proven.
+    @Test func validatorSourceIsRememberedAndTrusted() {
+        let request = Self.request()
+        func restored(_ finalURL: URL?, _ request: DownloadRequest = Self.request()) -> TransferState {
+            TransferState(request: request, partKey: "k", validator: .etag("\"x\""), expectedLength: 10, durableOffset: 0, finalURL: finalURL)
+        }
+        let fromMirror = restored(Self.mirror)
+        #expect(fromMirror.validatorSource == 1 && fromMirror.sourceIndex == 1)
+        #expect(fromMirror.mustProveSameFile(0) && !fromMirror.mustProveSameFile(1) && fromMirror.mustProveSameFile(2))
+        let unknown = restored(URL(string: "https://cdn.example/elsewhere")!)
+        #expect(unknown.validatorSource == nil && (0..<3).allSatisfy(unknown.mustProveSameFile))
+        let single = restored(nil, Self.request([]))
+        #expect(single.validatorSource == 0 && !single.mustProveSameFile(0))
+        var fresh = TransferState(request: request, partKey: "k")
+        fresh.validatorSource = 2
+        fresh.startOver()
+        #expect(fresh.validatorSource == nil, "a new start forgets it")
+
+        #expect(MirrorSet.order(count: 3, startingAt: 1, thenAsking: 0) == [1, 0, 2])
+        #expect(MirrorSet.order(count: 3, startingAt: 1, thenAsking: 1) == [1, 2, 0])
+        #expect(MirrorSet.order(count: 3, startingAt: 1, thenAsking: nil) == [1, 2, 0])
+        let set = MirrorSet(request: request, reference: 1, referenceURL: Self.mirror, validatorSource: 2)
+        #expect(set.authority == 2 && set.sources[2].uri == Self.other)
+        #expect(set.mustProveSameFile(0) && set.mustProveSameFile(1) && !set.mustProveSameFile(2))
+        #expect(!MirrorSet(request: Self.request([]), reference: 0, referenceURL: Self.primary).mustProveSameFile(0))
+    }
+
     /// A mirror that serves another file is dropped at once and never chosen again.
     @Test func inconsistentMirrorIsDropped() {
         var set = MirrorSet(request: Self.request([Self.mirror]), reference: 0, referenceURL: Self.primary)

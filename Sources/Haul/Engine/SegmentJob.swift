@@ -4,18 +4,6 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// How one connection of a segmented transfer ended.
-enum ConnectionEnd: Sendable {
-    /// No work is left that it could take.
-    case done
-    /// Its request failed without bringing bytes; the others go on.
-    case failed(HaulError)
-    /// Writing or flushing failed: the whole transfer stops with this error.
-    case fatal(HaulError)
-    /// The transfer must stop and change course (the file changed, ranges unusable).
-    case changeCourse(SegmentedTransfer.End)
-}
-
 /// What the connections of one segmented transfer share: the fixed facts of the download and,
 /// behind one lock, the plan, the hasher and the checkpoint bookkeeping.
 final class SegmentJob: Sendable {
@@ -61,7 +49,8 @@ final class SegmentJob: Sendable {
     let validator: Validator
     let live: LiveTransfer
     let reporter: TransferReporter
-    private let shared: NIOLockedValueBox<Shared>
+    /// Behind its lock; touched only by SegmentJob's own files.
+    let shared: NIOLockedValueBox<Shared>
 
     init(
         transfer: SegmentedTransfer, part: PartFile, url: URL, entity: ResumePolicy.Entity,
@@ -275,53 +264,6 @@ final class SegmentJob: Sendable {
             }
         }
         return run
-    }
-
-    /// Sends the range request for `assignment` and judges the answer.
-    private enum Answer {
-        case body(HTTPClientResponse.Body)
-        /// `failover`: another URI may be asked instead (see `Run.failover`).
-        case end(ConnectionEnd, failover: Bool)
-    }
-
-    /// Asks source `source` of the mirror set (0 is the reference, `url`) for the assignment.
-    /// A source that must prove the same file (any but the validator's source, `MirrorSet.authority`)
-    /// and does not is dropped, never written from; the authority's answer decides for the
-    /// whole transfer, as a download with one URI always did.
-    private func request(_ assignment: SegmentPlan.Assignment, ticket: MirrorSet.Ticket) async -> Answer {
-        let source = ticket.source
-        let (target, sourceHeaders, strict) = shared.withLockedValue {
-            ($0.mirrors.sources[source].target, $0.mirrors.sources[source].headers, $0.mirrors.mustProveSameFile(source))
-        }
-        let response: HTTPTransport.Response
-        do {
-            response = try await transfer.transport.get(
-                target, headers: sourceHeaders + ResumePolicy.rangeHeaders(from: assignment.from, to: assignment.to, validator: validator))
-        } catch {
-            return .end(.failed(error), failover: !Task.isCancelled && shared.withLockedValue {
-                $0.mirrors.failed(source, error, serial: ticket.serial)
-            })
-        }
-        let verdict = ResumePolicy.judgeSegment(
-            requestedStart: assignment.from, entity: entity, status: response.status, header: response.header,
-            url: response.finalURL.absoluteString, strict: strict)
-        switch verdict {
-        case .use:
-            return .body(response.body)
-        case .failed(let error):
-            // An error body is small and never saved; reading it lets the connection be reused.
-            _ = try? await response.body.collect(upTo: 64 * 1024)
-            return .end(.failed(error), failover: shared.withLockedValue { $0.mirrors.failed(source, error, serial: ticket.serial) })
-        case .fileChanged(let reason), .rangesUnusable(let reason):
-            guard !strict else {
-                // A mirror holding another file, or one that cannot serve ranges: its body is
-                // not read, and it is not asked again in this attempt.
-                let failover = shared.withLockedValue { $0.mirrors.drop(source, reason: reason) }
-                return .end(.failed(HaulError(.invalidResponse, "\(reason); that mirror is left out")), failover: failover)
-            }
-            if case .fileChanged = verdict { return .end(.changeCourse(.fileChanged(reason: reason)), failover: false) }
-            return .end(.changeCourse(.rangesUnusable(reason: reason)), failover: false)
-        }
     }
 
     /// Writes the body into the segment until the segment's end (which a steal may lower
