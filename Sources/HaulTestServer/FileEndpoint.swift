@@ -74,7 +74,7 @@ struct FileEndpoint: Sendable {
         } else if options.servesRanges(forOrdinal: admission.ordinal) {
             headers[.acceptRanges] = "bytes"
             var range = RangeRequest(header: request.headers[.range], length: options.size)
-            if range != .whole, let ifRange = request.headers[.ifRange],
+            if range != .whole, options.ifRange, let ifRange = request.headers[.ifRange],
                 !IfRange.matches(ifRange, etag: etag, weakETag: options.etag == .weak, lastModified: lastModified)
             {
                 range = .whole

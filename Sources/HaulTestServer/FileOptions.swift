@@ -24,6 +24,9 @@ struct FileOptions: Sendable {
     /// `rangesFor=K`: honour ranges on the key's first K requests only; later ones ignore Range
     /// and get the whole file (200), like a server whose replicas differ. Default: every request.
     var rangesFor: Int?
+    /// `ifRange=1|0`: honour `If-Range`. With 0 a range is served whatever validator `If-Range`
+    /// names (or however little the response carries), like a careless mirror. Default 1.
+    var ifRange = true
     /// `changeAfter=N`: request N to the key is still served the current version, then the version
     /// bumps, once, for every later request. Every request to the key counts, HEAD included. Default off.
     var changeAfter: Int?
@@ -82,6 +85,7 @@ struct FileOptions: Sendable {
         }
         self.lastModified = try Self.flag("lm", query) ?? true
         self.ranges = try Self.flag("ranges", query) ?? true
+        self.ifRange = try Self.flag("ifRange", query) ?? true
         self.changeAfter = try Self.integer("changeAfter", query, minimum: 1)
         if let statuses = query["status"] {
             self.statuses = try statuses.split(separator: ",").map { text throws(InvalidParameter) in

@@ -47,6 +47,11 @@ import Testing
                 #expect(servers.allSatisfy { $0["downloadSpeed"]?.stringValue.flatMap(Int.init) != nil })
                 let uris = try await f.client.result("aria2.getUris", [.string(gid)])
                 #expect(uris == [["uri": .string(first), "status": "used"], ["uri": .string(second), "status": "used"]])
+                // tellStatus and getFiles show the same list in files[].uris.
+                let status = try await f.client.result("aria2.tellStatus", [.string(gid), ["files"]])
+                #expect(status["files"]?.arrayValue?.first?["uris"] == uris)
+                let files = try await f.client.result("aria2.getFiles", [.string(gid)])
+                #expect(files.arrayValue?.first?["uris"] == uris)
 
                 try await f.finished(gid)
                 #expect(try await f.status(gid, ["status"]) == ["status": "complete"])
@@ -75,6 +80,10 @@ import Testing
             let id = try #require(DownloadID(gid))
             #expect(await f.manager.info(id)?.request.url == URL(string: c))
             #expect(await f.manager.info(id)?.request.mirrors == [URL(string: b)!])
+            // A URI already listed, or added twice, is listed (and counted) once.
+            #expect(try await f.client.result("aria2.changeUri", [.string(gid), 1, [], [.string(b), .string(a), .string(a)]]) == [0, 1])
+            #expect(try await uris() == [c, b, a])
+            #expect(try await f.client.result("aria2.changeUri", [.string(gid), 1, [.string(a)], []]) == [1, 0])
             _ = try await f.client.result("aria2.unpause", [.string(gid)])
             try await f.finished(gid)
             let data = FileManager.default.contents(atPath: f.directory.appendingPathComponent("x.bin").path)

@@ -60,6 +60,9 @@ struct MirrorDownloadTests {
     @Test(arguments: [
         ([String: String](), ["seed": "999"]),
         (["etag": "none"], ["etag": "none", "size": "\(2 << 20)"]),
+        // Ignores If-Range and proves nothing: no validator, or only a weak ETag.
+        ([:], ["seed": "999", "etag": "none", "lm": "0", "ifRange": "0"]),
+        ([:], ["seed": "999", "etag": "weak", "ifRange": "0"]),
     ])
     func inconsistentMirrorIsDropped(primaryExtra: [String: String], mirrorExtra: [String: String]) async throws {
         try await withTestServer { origin in
@@ -124,6 +127,65 @@ struct MirrorDownloadTests {
                 let start = resumed.first?.header("range").flatMap { Int($0.dropFirst(6).prefix { $0 != "-" }) } ?? 0
                 #expect(start > 0, "resumed from the kept bytes: \(String(describing: resumed.first?.header("range")))")
             }
+        }
+    }
+
+    /// With one connection, after the first URI drops the transfer the next attempt starts at a mirror that ignores If-Range and sends no validator (another file of the same length): its answer is left unread and the validator's source resumes the kept bytes; nothing of the mirror is spliced in.
+    @Test func singleStreamNeverResumesFromAnUnprovenMirror() async throws {
+        try await withTestServer { origin in
+            try await withTestServer { other in
+                let primary = Self.url(origin, "/file/m.bin", seed: 307, ["drop": "\(300_000)", "dropTimes": "1"])
+                let mirror = Self.url(other, "/file/m.bin", seed: 999, ["etag": "none", "lm": "0", "ifRange": "0"])
+                try await Self.fetchVerified(primary, mirrors: [mirror], seed: 307, configuration: Self.splitting(split: 1, perServer: 1))
+                #expect(other.requests(forKey: "/file/m.bin").count == 1, "the mirror was asked once")
+                let resumed = origin.requests(forKey: "/file/m.bin").dropFirst()
+                #expect(resumed.first?.status == 206, "the validator's source resumed: \(resumed.map(\.status))")
+            }
+        }
+    }
+
+    /// With one connection, a mirror whose file has the same bytes but another ETag answers the next attempt's If-Range with a 200: the kept bytes are not thrown away, the validator's source resumes them.
+    @Test func failoverDoesNotThrowKeptBytesAway() async throws {
+        try await withTestServer { origin in
+            try await withTestServer { other in
+                // Version 1 of seed 307 is the content of seed 308, under the ETag "s307-v1-…".
+                other.changeContent(forKey: "m")
+                let primary = Self.url(origin, "/file/m.bin", seed: 308, ["drop": "\(300_000)", "dropTimes": "1"])
+                let mirror = Self.url(other, "/file/m.bin", seed: 307, ["key": "m"])
+                try await Self.fetchVerified(primary, mirrors: [mirror], seed: 308, configuration: Self.splitting(split: 1, perServer: 1))
+                let toMirror = other.requests(forKey: "m")
+                #expect(toMirror.count == 1 && toMirror.first?.status == 200, "the mirror answered the If-Range with the whole file")
+                let resumed = origin.requests(forKey: "/file/m.bin").dropFirst()
+                #expect(resumed.first?.status == 206, "the validator's source resumed: \(resumed.map(\.status))")
+                let start = resumed.first?.header("range").flatMap { Int($0.dropFirst(6).prefix { $0 != "-" }) } ?? 0
+                #expect(start > 0)
+            }
+        }
+    }
+
+    /// `-x` counts per URI: with `-s 4 -x 2` and a mirror that refuses connections, the connections meant for the mirror do not pile onto the first URL; it never has more than 2 requests under way. (The server may still be writing the first, whole-file response for a moment after the client stopped reading it at its segment's end: at most one more. Segments of 256 KiB leave nothing to steal, so no other response is cut short.)
+    @Test func connectionsPerServerAreCapped() async throws {
+        try await withTestServer { origin in
+            let primary = Self.url(origin, "/file/m.bin", seed: 309, ["rate": "\(1 << 20)"])
+            let dead = URL(string: "http://127.0.0.1:\(try LoopbackPort.free())/file/m.bin")!
+            var configuration = Self.splitting(split: 4, perServer: 2)
+            configuration.minSegmentSize = 256 << 10
+            try await Self.fetchVerified(primary, mirrors: [dead], seed: 309, configuration: configuration)
+            #expect(origin.peakConcurrentResponses(forKey: "/file/m.bin") <= 3)
+            #expect(origin.requests(forKey: "/file/m.bin").count >= 2, "split over two connections")
+        }
+    }
+
+    /// A server that answers 503 to extra connections while it delivers bytes on another is full, not failing: those connections wait and ask again, the URL is not given up, and the attempt completes without a retry (the mirror refusing connections meanwhile).
+    @Test func fullServerIsWaitedForNotGivenUp() async throws {
+        try await withTestServer { origin in
+            let primary = Self.url(origin, "/file/m.bin", seed: 310, ["rate": "\(512 << 10)", "status": "200,503,503,503,503,503,200"])
+            let dead = URL(string: "http://127.0.0.1:\(try LoopbackPort.free())/file/m.bin")!
+            var configuration = Self.splitting(split: 3, perServer: 3)
+            configuration.retry = RetryPolicy(maxRetries: 0, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
+            try await Self.fetchVerified(primary, mirrors: [dead], seed: 310, configuration: configuration)
+            let statuses = origin.requests(forKey: "/file/m.bin").map(\.status)
+            #expect(statuses.filter { $0 == 503 }.count == 5 && statuses.last == 206, "\(statuses)")
         }
     }
 

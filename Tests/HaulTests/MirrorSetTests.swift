@@ -88,6 +88,98 @@ struct MirrorSetTests {
         #expect(set.sources[1].receivedBytes == 1000)
     }
 
+    /// At most `maxPerSource` requests go to a source: when every usable one is at its limit, a connection is told it is one too many.
+    @Test func requestsPerSourceAreCapped() {
+        var set = MirrorSet(request: Self.request([Self.mirror]), reference: 0, referenceURL: Self.primary, maxPerSource: 2)
+        set.use(0)
+        #expect(set.acquire() == 1)
+        #expect(set.acquire() == 0)
+        #expect(set.acquire() == 1)
+        #expect(set.pick() == .busy)
+        _ = set.drop(1, reason: "other file")
+        set.release(0)
+        #expect(set.acquire() == 0)
+        #expect(set.pick() == .busy, "the mirror's connections do not move to the reference past its limit")
+    }
+
+    /// A failed request makes its source wait before it is asked again: its Retry-After, bounded, else a delay that grows with each failure in a row; bytes from a new request end the waiting.
+    @Test func failedSourceWaitsBeforeItIsAskedAgain() {
+        var set = MirrorSet(request: Self.request([]), reference: 0, referenceURL: Self.primary, maxConsecutiveFailures: 10)
+        let now = ContinuousClock.now
+        let first = set.pick(at: now)
+        guard case .source(let t1) = first else { Issue.record("\(first)"); return }
+        _ = set.failed(0, HaulError(.httpStatus, "busy", httpStatus: 503), serial: t1.serial, at: now)
+        set.release(0)
+        #expect(set.pick(at: now) == .wait(until: now + MirrorSet.baseBackoff))
+        guard case .source(let t2) = set.pick(at: now + MirrorSet.baseBackoff) else { Issue.record("not asked after the wait"); return }
+        _ = set.failed(0, HaulError(.httpStatus, "busy", httpStatus: 503), serial: t2.serial, at: now)
+        set.release(0)
+        #expect(set.pick(at: now) == .wait(until: now + MirrorSet.baseBackoff * 2), "the delay grows")
+        guard case .source(let t3) = set.pick(at: now + .seconds(1)) else { Issue.record("not asked after the wait"); return }
+        _ = set.failed(0, HaulError(.httpStatus, "slow down", httpStatus: 429, retryAfter: .seconds(3600)), serial: t3.serial, at: now)
+        set.release(0)
+        #expect(set.pick(at: now) == .wait(until: now + MirrorSet.maxRetryAfter), "Retry-After, bounded")
+        guard case .source(let t4) = set.pick(at: now + MirrorSet.maxRetryAfter) else { Issue.record("not asked"); return }
+        set.received(10, from: 0, serial: t4.serial, at: now)
+        set.release(0)
+        #expect(set.pick(at: now) == .source(MirrorSet.Ticket(source: 0, serial: t4.serial + 1)), "bytes end the waiting")
+    }
+
+    /// Failures are counted per source honestly: bytes of a request that began before a failure do not clear it, and a 503 or refusal while another request of the source is under way is the source being full, not a failure, so a source that delivers is never given up for it.
+    @Test func failuresAreCountedHonestly() {
+        var set = MirrorSet(request: Self.request([Self.mirror]), reference: 0, referenceURL: Self.primary, maxConsecutiveFailures: 2)
+        let now = ContinuousClock.now
+        let streaming = set.use(1)
+        let second = set.use(1)
+        _ = set.failed(1, HaulError(.timeout, "silent"), serial: second.serial, at: now)
+        set.release(1)
+        set.received(1000, from: 1, serial: streaming.serial, at: now)
+        #expect(set.sources[1].consecutiveFailures == 1, "older bytes do not clear a later failure")
+        let third = set.use(1)
+        _ = set.failed(1, HaulError(.timeout, "silent"), serial: third.serial, at: now)
+        set.release(1)
+        #expect(set.sources[1].standing != .usable, "two failures in a row")
+        set.received(1000, from: 1, serial: set.use(1).serial, at: now)
+        #expect(set.sources[1].standing == .usable && set.sources[1].consecutiveFailures == 0, "a new request's bytes prove it works")
+
+        let delivering = set.use(0)
+        for _ in 0..<5 {
+            let extra = set.use(0)
+            _ = set.failed(0, HaulError(.httpStatus, "503", httpStatus: 503), serial: extra.serial, at: now)
+            set.release(0)
+            set.received(100, from: 0, serial: delivering.serial, at: now)
+        }
+        #expect(set.sources[0].standing == .usable && set.sources[0].consecutiveFailures == 0, "full, not failed")
+        #expect(set.sources[0].notBefore.map { $0 > now } == true, "but it waits before its next extra request")
+    }
+
+    /// The URI the validator came from is remembered: restored from the recorded final URL (nil when it is none of the URIs, and then every URI must prove the validator); a resume asks it right after the URI the attempt starts with; in a split it is the authority and the others must prove the same file; with one URI nothing must be proven.
+    @Test func validatorSourceIsRememberedAndTrusted() {
+        let request = Self.request()
+        func restored(_ finalURL: URL?, _ request: DownloadRequest = Self.request()) -> TransferState {
+            TransferState(request: request, partKey: "k", validator: .etag("\"x\""), expectedLength: 10, durableOffset: 0, finalURL: finalURL)
+        }
+        let fromMirror = restored(Self.mirror)
+        #expect(fromMirror.validatorSource == 1 && fromMirror.sourceIndex == 1)
+        #expect(fromMirror.mustProveSameFile(0) && !fromMirror.mustProveSameFile(1) && fromMirror.mustProveSameFile(2))
+        let unknown = restored(URL(string: "https://cdn.example/elsewhere")!)
+        #expect(unknown.validatorSource == nil && (0..<3).allSatisfy(unknown.mustProveSameFile))
+        let single = restored(nil, Self.request([]))
+        #expect(single.validatorSource == 0 && !single.mustProveSameFile(0))
+        var fresh = TransferState(request: request, partKey: "k")
+        fresh.validatorSource = 2
+        fresh.startOver()
+        #expect(fresh.validatorSource == nil, "a new start forgets it")
+
+        #expect(MirrorSet.order(count: 3, startingAt: 1, thenAsking: 0) == [1, 0, 2])
+        #expect(MirrorSet.order(count: 3, startingAt: 1, thenAsking: 1) == [1, 2, 0])
+        #expect(MirrorSet.order(count: 3, startingAt: 1, thenAsking: nil) == [1, 2, 0])
+        let set = MirrorSet(request: request, reference: 1, referenceURL: Self.mirror, validatorSource: 2)
+        #expect(set.authority == 2 && set.sources[2].uri == Self.other)
+        #expect(set.mustProveSameFile(0) && set.mustProveSameFile(1) && !set.mustProveSameFile(2))
+        #expect(!MirrorSet(request: Self.request([]), reference: 0, referenceURL: Self.primary).mustProveSameFile(0))
+    }
+
     /// A mirror that serves another file is dropped at once and never chosen again.
     @Test func inconsistentMirrorIsDropped() {
         var set = MirrorSet(request: Self.request([Self.mirror]), reference: 0, referenceURL: Self.primary)
@@ -152,3 +244,4 @@ struct MirrorSetTests {
         #expect(set.servers(at: start + .milliseconds(1100)).map(\.connections) == [0], "asked, idle now")
     }
 }
+

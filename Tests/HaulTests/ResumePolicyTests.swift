@@ -74,6 +74,30 @@ struct ResumePolicyTests {
         }
     }
 
+    /// From another URI than the validator's source (strict), a 206 is appended only with exactly the same strong validator: none, a weak ETag or another kind of validator asks again instead; a Last-Modified download takes the same date.
+    @Test func mirrorResumeNeedsTheSameValidator() {
+        let range = ["Content-Range": "bytes 500-999/1000"]
+        for fields in [range, range.merging(["ETag": "W/\"v1\""]) { $1 }, range.merging(["Last-Modified": "Tue, 15 Nov 1994 12:45:26 GMT"]) { $1 }] {
+            let decision = ResumePolicy.decide(requestedOffset: 500, previous: previous, status: 206, header: headers(fields), url: "m", strict: true)
+            guard case .requestAgainWithoutRange = decision else {
+                Issue.record("\(fields) gave \(decision)")
+                continue
+            }
+        }
+        // The validator's own source: a range without a validator is appended, as with one URI.
+        #expect(ResumePolicy.decide(requestedOffset: 500, previous: previous, status: 206, header: headers(range), url: "u") == .append(offset: 500))
+        #expect(ResumePolicy.decide(
+            requestedOffset: 500, previous: previous, status: 206, header: headers(range.merging(["ETag": "\"v1\""]) { $1 }),
+            url: "m", strict: true) == .append(offset: 500))
+        let dated = ResumePolicy.Entity(validator: .lastModified("Tue, 15 Nov 1994 12:45:26 GMT"), totalLength: 1000, isResumable: true)
+        #expect(ResumePolicy.provesSameFile(
+            requestedOffset: 500, entity: dated, status: 206,
+            header: headers(range.merging(["Last-Modified": "Tue, 15 Nov 1994 12:45:26 GMT", "ETag": "\"x\""]) { $1 })))
+        #expect(!ResumePolicy.provesSameFile(
+            requestedOffset: 500, entity: dated, status: 206, header: headers(range.merging(["Last-Modified": "Wed, 16 Nov 1994 12:45:26 GMT"]) { $1 })))
+        #expect(!ResumePolicy.provesSameFile(requestedOffset: 500, entity: previous, status: 200, header: headers(["ETag": "\"v1\""])))
+    }
+
     /// Error statuses fail with their status and Retry-After, and their body is never used.
     @Test func errorStatusesFail() {
         let decision = ResumePolicy.decide(requestedOffset: 0, previous: nil, status: 503, header: headers(["Retry-After": "7"]), url: "u")

@@ -56,6 +56,30 @@ struct SegmentVerdictTests {
         }
     }
 
+    /// From a mirror (strict), a 206 that does not send exactly the download's strong validator (none, a weak ETag, a Last-Modified only) means another file; one that sends it is used.
+    @Test func mirrorMustSendTheSameValidator() {
+        func strict(_ status: Int, _ pairs: [String: String]) -> ResumePolicy.SegmentVerdict {
+            let lowered = Dictionary(uniqueKeysWithValues: pairs.map { ($0.key.lowercased(), $0.value) })
+            return ResumePolicy.judgeSegment(
+                requestedStart: 500, entity: entity, status: status, header: { lowered[$0.lowercased()] }, url: "m", strict: true)
+        }
+        #expect(strict(206, ["Content-Range": "bytes 500-749/1000", "ETag": "\"v1\""]) == .use)
+        let unproven = [
+            strict(206, ["Content-Range": "bytes 500-749/1000"]),
+            strict(206, ["Content-Range": "bytes 500-749/1000", "ETag": "W/\"v1\""]),
+            strict(206, ["Content-Range": "bytes 500-749/1000", "Last-Modified": "Tue, 15 Nov 1994 12:45:26 GMT"]),
+            strict(200, ["Content-Length": "1000"]),
+        ]
+        for verdict in unproven {
+            guard case .fileChanged = verdict else {
+                Issue.record("expected fileChanged, got \(verdict)")
+                continue
+            }
+        }
+        // The validator's own source keeps the lenient rule of a download with one URI.
+        #expect(judge(206, ["Content-Range": "bytes 500-749/1000"]) == .use)
+    }
+
     /// An error status fails only this connection, keeping its status and Retry-After.
     @Test func errorStatusFailsTheConnection() {
         guard case .failed(let error) = judge(503, ["Retry-After": "2"]) else {

@@ -14,7 +14,14 @@ import Foundation
 /// file answer `200`, never a `206` of wrong bytes). A source that does not match is dropped
 /// for the rest of the attempt. One that fails (connection refused or reset, timeout, an
 /// error status) `maxConsecutiveFailures` times in a row is left for the others too; bytes
-/// from it clear its count.
+/// from a request of it started after its last failure clear its count.
+///
+/// At most `maxPerSource` requests (aria2's `-x`) go to one source at a time. A failed
+/// request makes its source wait before it is asked again (its `Retry-After`, bounded, else a
+/// short delay that grows with each failure): no storm of requests at a server that said it
+/// is busy. A `429`, `503` or refused connection while other requests of the same source are
+/// under way means "full for now", not "broken": it waits, but does not count towards giving
+/// the source up.
 struct MirrorSet: Sendable {
     /// Whether a source may still be asked in this attempt.
     enum Standing: Sendable, Hashable {
@@ -41,6 +48,35 @@ struct MirrorSet: Sendable {
         var requested = false
         var receivedBytes: Int64 = 0
         var rate = Rate()
+        /// Requests of it handed out so far: the next one's serial number.
+        var issued = 0
+        /// The serial of the latest request whose failure counted; bytes from requests up to
+        /// it (started before that failure) do not clear `consecutiveFailures`.
+        var lastCountedFailure = -1
+        /// The serial of the latest failed request, counted or not (a source being full):
+        /// only bytes of a later request end the waiting.
+        var lastFailure = -1
+        /// Failures since a request started after them brought bytes, for the growing delay.
+        var backoffs = 0
+        /// Not asked again before this (after a failure).
+        var notBefore: ContinuousClock.Instant?
+    }
+
+    /// One request handed out: its source and serial number.
+    struct Ticket: Sendable, Hashable {
+        var source: Int
+        var serial: Int
+    }
+
+    /// What a connection that needs a source is told.
+    enum Pick: Sendable, Hashable {
+        case source(Ticket)
+        /// Every usable source below its limit waits after a failure: ask again then.
+        case wait(until: ContinuousClock.Instant)
+        /// Every usable source has `maxPerSource` requests under way: this connection is one too many.
+        case busy
+        /// No source is usable any more.
+        case none
     }
 
     /// Bytes per second of one source, over windows of about a second.
@@ -74,26 +110,52 @@ struct MirrorSet: Sendable {
 
     private(set) var sources: [Source]
     let maxConsecutiveFailures: Int
+    /// Requests under way per source at most (aria2's `--max-connection-per-server`).
+    let maxPerSource: Int
+    /// The wait after a failure without `Retry-After`: `baseBackoff`, doubled per failure in a
+    /// row, up to `maxBackoff`; a `Retry-After` is honoured up to `maxRetryAfter`.
+    static let baseBackoff = Duration.milliseconds(100)
+    static let maxBackoff = Duration.seconds(5)
+    static let maxRetryAfter = Duration.seconds(30)
+    /// The source the download's validator came from: the only one whose answers may say the
+    /// file changed, and judged by the rules of a download with one URI. Every other one must
+    /// send exactly the same strong validator (`mustProveSameFile`).
+    let authority: Int
 
-    init(sources: [Source], maxConsecutiveFailures: Int = 3) {
+    init(sources: [Source], maxConsecutiveFailures: Int = 3, maxPerSource: Int = .max, authority: Int = 0) {
         precondition(!sources.isEmpty, "a download has at least one URI")
         self.sources = sources
         self.maxConsecutiveFailures = maxConsecutiveFailures
+        self.maxPerSource = max(1, maxPerSource)
+        self.authority = authority
     }
 
     /// The sources of `request` for an attempt whose first answer came from its URI number
     /// `reference` at `referenceURL` (after redirects): that one first, then the others in
-    /// the request's order.
-    init(request: DownloadRequest, reference: Int, referenceURL: URL, maxConsecutiveFailures: Int = 3) {
+    /// the request's order. `validatorSource` is the URI the download's validator came from
+    /// (`TransferState.validatorSource`); when it is not known, the reference, whose first
+    /// answer was then judged strictly, is the authority.
+    init(
+        request: DownloadRequest, reference: Int, referenceURL: URL, validatorSource: Int? = nil,
+        maxConsecutiveFailures: Int = 3, maxPerSource: Int = .max
+    ) {
         let uris = request.urls
         let first = min(max(0, reference), uris.count - 1)
         var sources = [Source(
             uri: uris[first], target: referenceURL,
             headers: Self.headers(for: uris[first], target: referenceURL, request: request))]
+        var authority = 0
         for (index, uri) in uris.enumerated() where index != first {
+            if index == validatorSource { authority = sources.count }
             sources.append(Source(uri: uri, target: uri, headers: Self.headers(for: uri, target: uri, request: request)))
         }
-        self.init(sources: sources, maxConsecutiveFailures: maxConsecutiveFailures)
+        self.init(sources: sources, maxConsecutiveFailures: maxConsecutiveFailures, maxPerSource: maxPerSource, authority: authority)
+    }
+
+    /// Whether source `index`'s answers must carry exactly the download's strong validator
+    /// before a byte of them is written: every source but the authority, when there are several.
+    func mustProveSameFile(_ index: Int) -> Bool {
+        !isSingle && index != authority
     }
 
     /// The headers to send to `target` (reached from the request's URI `uri`): the request's
@@ -112,6 +174,17 @@ struct MirrorSet: Sendable {
         return (0..<count).map { (start + $0) % count }
     }
 
+    /// `order(count:startingAt:)`, with `second` (the URI a resume must be able to fall back
+    /// to: the validator's source) moved right after the first.
+    static func order(count: Int, startingAt start: Int, thenAsking second: Int?) -> [Int] {
+        var order = order(count: count, startingAt: start)
+        if let second, let at = order.firstIndex(of: second), at > 1 {
+            order.remove(at: at)
+            order.insert(second, at: 1)
+        }
+        return order
+    }
+
     /// The URI the next attempt starts with after one ended with `error` on URI `current`:
     /// the next one for a failure of the server or the network (a mirror with the same file
     /// lets the attempt resume from it); the same one otherwise.
@@ -125,44 +198,79 @@ struct MirrorSet: Sendable {
     /// Whether any source may still be asked.
     var hasUsable: Bool { sources.contains { $0.standing == .usable } }
 
-    /// A source for a new request, counted in use until `release`: among the usable ones, the
-    /// one with the fewest requests under way, then the fewest recent failures, then the first
-    /// listed. Nil when none is usable.
-    mutating func acquire() -> Int? {
+    /// A source for a new request, counted in use until `release`: among the usable ones below
+    /// `maxPerSource` requests and not waiting after a failure, the one with the fewest
+    /// requests under way, then the fewest recent failures, then the first listed.
+    mutating func pick(at now: ContinuousClock.Instant = .now) -> Pick {
         let usable = sources.indices.filter { sources[$0].standing == .usable }
-        guard let best = usable.min(by: { a, b in
+        guard !usable.isEmpty else { return .none }
+        let open = usable.filter { sources[$0].inUse < maxPerSource }
+        guard !open.isEmpty else { return .busy }
+        let ready = open.filter { sources[$0].notBefore.map { $0 <= now } ?? true }
+        guard let best = ready.min(by: { a, b in
             (sources[a].inUse, sources[a].consecutiveFailures, a) < (sources[b].inUse, sources[b].consecutiveFailures, b)
-        }) else { return nil }
-        sources[best].inUse += 1
-        sources[best].requested = true
-        return best
+        }) else {
+            return .wait(until: open.compactMap { sources[$0].notBefore }.min() ?? now)
+        }
+        return .source(use(best))
+    }
+
+    /// `pick`'s source, nil when it gives none.
+    mutating func acquire(at now: ContinuousClock.Instant = .now) -> Int? {
+        if case .source(let ticket) = pick(at: now) { return ticket.source }
+        return nil
     }
 
     /// Counts a request of source `index` as under way (the reference's first answer).
-    mutating func use(_ index: Int) {
+    @discardableResult
+    mutating func use(_ index: Int) -> Ticket {
         sources[index].inUse += 1
         sources[index].requested = true
+        sources[index].issued += 1
+        return Ticket(source: index, serial: sources[index].issued - 1)
     }
 
     mutating func release(_ index: Int) {
         sources[index].inUse = max(0, sources[index].inUse - 1)
     }
 
-    /// Bytes from source `index` were written: it works, whatever failed before.
-    mutating func received(_ count: Int, from index: Int, at now: ContinuousClock.Instant) {
+    /// Bytes from source `index` were written by its request number `serial` (nil: one
+    /// started now). A request started after the source's last counted failure proves it
+    /// works: its failures are forgotten (and a source given up for them is usable again).
+    /// Bytes of an older request, under way since before that failure, prove nothing new.
+    mutating func received(_ count: Int, from index: Int, serial: Int? = nil, at now: ContinuousClock.Instant) {
         sources[index].receivedBytes += Int64(count)
-        sources[index].consecutiveFailures = 0
         sources[index].rate.add(count, at: now)
+        let serial = serial ?? sources[index].issued
+        guard serial > sources[index].lastCountedFailure else { return }
+        sources[index].consecutiveFailures = 0
+        if case .failed = sources[index].standing { sources[index].standing = .usable }
+        guard serial > sources[index].lastFailure else { return }
+        sources[index].backoffs = 0
+        sources[index].notBefore = nil
     }
 
-    /// A request of source `index` failed without bringing a byte. Returns whether another
-    /// request should be made (to any usable source): only when there are several sources
-    /// and one of them is still usable. A single source keeps the transfer's own rules.
-    mutating func failed(_ index: Int, _ error: HaulError) -> Bool {
-        sources[index].consecutiveFailures += 1
-        if sources[index].consecutiveFailures >= maxConsecutiveFailures, sources[index].standing == .usable {
-            sources[index].standing = .failed(reason: error.message)
+    /// A request of source `index` (number `serial`; nil: the latest) failed without bringing
+    /// a byte; it is still counted in use. The source waits before it is asked again. A `429`,
+    /// `503` or refused connection while another of its requests is under way is the source
+    /// being full, not failing: it is not counted. Returns whether another request should be
+    /// made (to any usable source): only when there are several sources and one of them is
+    /// still usable. A single source keeps the transfer's own rules.
+    mutating func failed(_ index: Int, _ error: HaulError, serial: Int? = nil, at now: ContinuousClock.Instant = .now) -> Bool {
+        let full = [429, 503].contains(error.httpStatus ?? 0) || error.code == .connectionFailed
+        if !(full && sources[index].inUse > 1) {
+            sources[index].consecutiveFailures += 1
+            sources[index].lastCountedFailure = max(sources[index].lastCountedFailure, serial ?? sources[index].issued - 1)
+            if sources[index].consecutiveFailures >= maxConsecutiveFailures, sources[index].standing == .usable {
+                sources[index].standing = .failed(reason: error.message)
+            }
         }
+        sources[index].lastFailure = max(sources[index].lastFailure, serial ?? sources[index].issued - 1)
+        sources[index].backoffs += 1
+        let delay = error.retryAfter.map { min($0, Self.maxRetryAfter) }
+            ?? min(Self.baseBackoff * (1 << min(sources[index].backoffs - 1, 16)), Self.maxBackoff)
+        let until = now + delay
+        sources[index].notBefore = max(sources[index].notBefore ?? until, until)
         return !isSingle && hasUsable
     }
 

@@ -29,7 +29,14 @@ extension ResumePolicy {
 
     /// Judges the answer to a request for bytes from `requestedStart` of the file described by
     /// `entity` (its validator and total length, from the response that started the download).
-    static func judgeSegment(requestedStart: Int64, entity: Entity, status: Int, header: (String) -> String?, url: String) -> SegmentVerdict {
+    ///
+    /// `strict`: the answer comes from another URI than the one the validator came from (a
+    /// mirror); its `206` is used only if it carries exactly the same strong validator
+    /// (`carries`). A mirror that ignores `If-Range` and sends no validator (or a weak one)
+    /// could be serving another file of the same length: that is `fileChanged` for it.
+    static func judgeSegment(
+        requestedStart: Int64, entity: Entity, status: Int, header: (String) -> String?, url: String, strict: Bool = false
+    ) -> SegmentVerdict {
         if status >= 400 && status != 416 {
             return .failed(statusError(status, header: header, url: url))
         }
@@ -45,6 +52,9 @@ extension ResumePolicy {
             if let before = entity.validator, let after = now.validator, before != after {
                 return .fileChanged(reason: "\(url) changed (its validator is now \(after.headerValue))")
             }
+            if strict, !(entity.validator.map { carries($0, header: header) } ?? false) {
+                return .fileChanged(reason: "\(url) does not send the download's validator, so its bytes may be of another file")
+            }
             guard range.start == requestedStart else {
                 return .rangesUnusable(reason: "\(url) sent bytes from \(range.start) when asked for \(requestedStart)")
             }
@@ -57,7 +67,7 @@ extension ResumePolicy {
             return .fileChanged(reason: "\(url) cannot satisfy a range inside its announced length (416)")
         case 200...299:
             // If-Range failed (a new file) or the range was ignored (the same file, whole).
-            if let before = entity.validator, now.validator == before {
+            if let before = entity.validator, strict ? carries(before, header: header) : now.validator == before {
                 return .rangesUnusable(reason: "\(url) ignored a range request")
             }
             return .fileChanged(reason: "\(url) changed (If-Range no longer matches)")

@@ -66,9 +66,39 @@ enum ResumePolicy {
             isResumable: validator != nil && identity && !rangesRefused)
     }
 
+    /// Whether a response carries exactly `validator`: the same ETag, or (for a download whose
+    /// validator is a date) the same Last-Modified. A weak ETag or no validator never does.
+    static func carries(_ validator: Validator, header: (String) -> String?) -> Bool {
+        switch validator {
+        case .etag(let tag): return header("etag")?.trimmingBlanks() == tag.trimmingBlanks()
+        case .lastModified(let date): return header("last-modified")?.trimmingBlanks() == date.trimmingBlanks()
+        }
+    }
+
+    /// Whether an answer to `Range: bytes=requestedOffset-` with `If-Range` provably continues
+    /// the file `entity` describes: a `206` from that offset, of the same total, identity coded,
+    /// carrying exactly the same strong validator. What a URI other than the one the validator
+    /// came from must prove before its bytes are appended.
+    static func provesSameFile(requestedOffset: Int64, entity: Entity, status: Int, header: (String) -> String?) -> Bool {
+        guard status == 206, let validator = entity.validator, carries(validator, header: header),
+              let range = header("content-range").flatMap(ContentRange.init(parsing:)), range.start == requestedOffset
+        else { return false }
+        if let total = entity.totalLength, range.total != total { return false }
+        let encoding = header("content-encoding")?.trimmingBlanks().lowercased() ?? ""
+        return encoding.isEmpty || encoding == "identity"
+    }
+
     /// Decides how to use a response to a request sent with `requestedOffset` (0 = no Range),
     /// given what the earlier response said (`previous`).
-    static func decide(requestedOffset: Int64, previous: Entity?, status: Int, header: (String) -> String?, url: String) -> Decision {
+    ///
+    /// `strict`: the response comes from another URI than the one `previous` came from (a
+    /// mirror). Its `206` is appended only if it carries exactly the same strong validator
+    /// (`carries`); one without a validator, or with a weak one, proves nothing. The URI that
+    /// issued the validator keeps the lenient rule (a validator it no longer sends is not read
+    /// as a change), as a download with one URI always had.
+    static func decide(
+        requestedOffset: Int64, previous: Entity?, status: Int, header: (String) -> String?, url: String, strict: Bool = false
+    ) -> Decision {
         if status >= 400 && status != 416 {
             return .fail(statusError(status, header: header, url: url))
         }
@@ -93,6 +123,9 @@ enum ResumePolicy {
             let now = entity(status: status, header: header)
             if let before = previous?.validator, let after = now.validator, before != after {
                 return .requestAgainWithoutRange(reason: "the validator changed")
+            }
+            if strict, !(previous?.validator.map { carries($0, header: header) } ?? false) {
+                return .requestAgainWithoutRange(reason: "the mirror's range does not carry the download's validator")
             }
             if !now.isResumable, header("content-encoding") != nil {
                 return .requestAgainWithoutRange(reason: "the partial response is content-encoded")

@@ -4,18 +4,6 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// How one connection of a segmented transfer ended.
-enum ConnectionEnd: Sendable {
-    /// No work is left that it could take.
-    case done
-    /// Its request failed without bringing bytes; the others go on.
-    case failed(HaulError)
-    /// Writing or flushing failed: the whole transfer stops with this error.
-    case fatal(HaulError)
-    /// The transfer must stop and change course (the file changed, ranges unusable).
-    case changeCourse(SegmentedTransfer.End)
-}
-
 /// What the connections of one segmented transfer share: the fixed facts of the download and,
 /// behind one lock, the plan, the hasher and the checkpoint bookkeeping.
 final class SegmentJob: Sendable {
@@ -46,6 +34,11 @@ final class SegmentJob: Sendable {
         var end: ConnectionEnd?
         /// Its URI failed or was dropped, and another URI may be asked instead (`MirrorSet`).
         var failover = false
+        /// The request that was made (nil when none was).
+        var ticket: MirrorSet.Ticket?
+        /// No source may be asked before this (each waits after a failure): the connection
+        /// gives its segment back and asks again then.
+        var waitUntil: ContinuousClock.Instant?
     }
 
     let transfer: SegmentedTransfer
@@ -56,7 +49,8 @@ final class SegmentJob: Sendable {
     let validator: Validator
     let live: LiveTransfer
     let reporter: TransferReporter
-    private let shared: NIOLockedValueBox<Shared>
+    /// Behind its lock; touched only by SegmentJob's own files.
+    let shared: NIOLockedValueBox<Shared>
 
     init(
         transfer: SegmentedTransfer, part: PartFile, url: URL, entity: ResumePolicy.Entity,
@@ -161,8 +155,21 @@ final class SegmentJob: Sendable {
             release(assignment, by: number, returning: run.carried)
             if let error = run.error, Self.isFileSystem(error) { return .fatal(error) }
             if takenOver {
-                // Its request was dropped for silence; another connection fetches the rest.
+                // Its request was dropped for silence; another connection fetches the rest. A
+                // source that falls silent failed that request (with mirrors, others are asked).
                 if case .changeCourse? = run.end { return run.end! }
+                if let ticket = run.ticket {
+                    let error = HaulError(.timeout, "\(url): no data from a source for longer than the stall limit")
+                    shared.withLockedValue { shared in
+                        if !shared.mirrors.isSingle { _ = shared.mirrors.failed(ticket.source, error, serial: ticket.serial) }
+                    }
+                }
+                fruitless = 0
+                continue
+            }
+            if let until = run.waitUntil {
+                // Every source waits after a failure: ask again then, not at once.
+                try? await ContinuousClock().sleep(until: until)
                 fruitless = 0
                 continue
             }
@@ -216,78 +223,47 @@ final class SegmentJob: Sendable {
         let requestedEnd: Int64
         // The first response came from the reference; every other request goes to a source
         // the mirror set chooses.
-        let source: Int
+        let ticket: MirrorSet.Ticket
         if let given {
-            source = 0
-            shared.withLockedValue { $0.mirrors.use(0) }
+            ticket = shared.withLockedValue { $0.mirrors.use(0) }
             (body, requestedEnd) = given
         } else {
-            guard let picked = shared.withLockedValue({ $0.mirrors.acquire() }) else {
+            switch shared.withLockedValue({ $0.mirrors.pick() }) {
+            case .source(let picked):
+                ticket = picked
+            case .wait(let until):
+                run.waitUntil = until
+                return run
+            case .busy:
+                // Every usable source has its `-x` requests under way: one connection too many.
+                run.end = .done
+                return run
+            case .none:
                 run.end = .failed(HaulError(.connectionFailed, "\(url): every URI of the download failed"))
                 return run
             }
-            source = picked
-            switch await request(assignment, from: source) {
+            run.ticket = ticket
+            switch await request(assignment, ticket: ticket) {
             case .body(let response): (body, requestedEnd) = (response, assignment.to)
             case .end(let end, let failover):
-                shared.withLockedValue { $0.mirrors.release(source) }
+                shared.withLockedValue { $0.mirrors.release(ticket.source) }
                 run.end = end
                 run.failover = failover
                 return run
             }
         }
-        defer { shared.withLockedValue { $0.mirrors.release(source) } }
+        run.ticket = ticket
+        defer { shared.withLockedValue { $0.mirrors.release(ticket.source) } }
         do {
-            try await stream(body, into: assignment, requestedEnd: requestedEnd, connection: connection, source: source,
+            try await stream(body, into: assignment, requestedEnd: requestedEnd, connection: connection, ticket: ticket,
                              hasher: &run.carried, written: &run.written)
         } catch {
             run.error = error
             if run.written == 0, !Task.isCancelled, error.code != .canceled {
-                run.failover = shared.withLockedValue { $0.mirrors.failed(source, error) }
+                run.failover = shared.withLockedValue { $0.mirrors.failed(ticket.source, error, serial: ticket.serial) }
             }
         }
         return run
-    }
-
-    /// Sends the range request for `assignment` and judges the answer.
-    private enum Answer {
-        case body(HTTPClientResponse.Body)
-        /// `failover`: another URI may be asked instead (see `Run.failover`).
-        case end(ConnectionEnd, failover: Bool)
-    }
-
-    /// Asks source `source` of the mirror set (0 is the reference, `url`) for the assignment.
-    /// A mirror whose answer is not a range of the very same file is dropped, never written
-    /// from; the reference's answer decides for the whole transfer, as it always did.
-    private func request(_ assignment: SegmentPlan.Assignment, from source: Int) async -> Answer {
-        let (target, sourceHeaders) = shared.withLockedValue { ($0.mirrors.sources[source].target, $0.mirrors.sources[source].headers) }
-        let response: HTTPTransport.Response
-        do {
-            response = try await transfer.transport.get(
-                target, headers: sourceHeaders + ResumePolicy.rangeHeaders(from: assignment.from, to: assignment.to, validator: validator))
-        } catch {
-            return .end(.failed(error), failover: !Task.isCancelled && shared.withLockedValue { $0.mirrors.failed(source, error) })
-        }
-        let verdict = ResumePolicy.judgeSegment(
-            requestedStart: assignment.from, entity: entity, status: response.status, header: response.header,
-            url: response.finalURL.absoluteString)
-        switch verdict {
-        case .use:
-            return .body(response.body)
-        case .failed(let error):
-            // An error body is small and never saved; reading it lets the connection be reused.
-            _ = try? await response.body.collect(upTo: 64 * 1024)
-            return .end(.failed(error), failover: shared.withLockedValue { $0.mirrors.failed(source, error) })
-        case .fileChanged(let reason), .rangesUnusable(let reason):
-            guard source == 0 else {
-                // A mirror holding another file, or one that cannot serve ranges: its body is
-                // not read, and it is not asked again in this attempt.
-                let failover = shared.withLockedValue { $0.mirrors.drop(source, reason: reason) }
-                return .end(.failed(HaulError(.invalidResponse, "\(reason); that mirror is left out")), failover: failover)
-            }
-            if case .fileChanged = verdict { return .end(.changeCourse(.fileChanged(reason: reason)), failover: false) }
-            return .end(.changeCourse(.rangesUnusable(reason: reason)), failover: false)
-        }
     }
 
     /// Writes the body into the segment until the segment's end (which a steal may lower
@@ -295,7 +271,7 @@ final class SegmentJob: Sendable {
     /// segment; the connection is then closed rather than drained.
     private func stream(
         _ body: HTTPClientResponse.Body, into assignment: SegmentPlan.Assignment, requestedEnd: Int64, connection: Int,
-        source: Int, hasher: inout StreamingHasher?, written: inout Int64
+        ticket: MirrorSet.Ticket, hasher: inout StreamingHasher?, written: inout Int64
     ) async throws(HaulError) {
         let start = assignment.segmentStart
         do {
@@ -310,7 +286,7 @@ final class SegmentJob: Sendable {
                     if hasher != nil {
                         buffer.withUnsafeReadableBytes { hasher!.update(UnsafeRawBufferPointer(rebasing: $0[0..<reservation.count])) }
                     }
-                    let checkpoint = commit(reservation.count, in: start, by: connection, from: source, hashed: hasher != nil)
+                    let checkpoint = commit(reservation.count, in: start, by: connection, from: ticket, hashed: hasher != nil)
                     written += Int64(reservation.count)
                     buffer.moveReaderIndex(forwardBy: reservation.count)
                     // Waiting for a limit or a flush is not the server falling silent.
@@ -352,14 +328,14 @@ final class SegmentJob: Sendable {
 
     /// Records written bytes; returns the offsets to make durable when a checkpoint is due
     /// and no other connection is taking one.
-    private func commit(_ count: Int, in start: Int64, by connection: Int, from source: Int, hashed: Bool) -> [DurableSegment]? {
+    private func commit(_ count: Int, in start: Int64, by connection: Int, from ticket: MirrorSet.Ticket, hashed: Bool) -> [DurableSegment]? {
         let bytesDue = transfer.checkpointBytes
         let timeDue = transfer.checkpointInterval
         let now = ContinuousClock.now
         return shared.withLockedValue { shared in
             shared.plan.commit(count, inSegmentStartingAt: start, by: connection)
             shared.silence.heard(connection, at: now)
-            shared.mirrors.received(count, from: source, at: now)
+            shared.mirrors.received(count, from: ticket.source, serial: ticket.serial, at: now)
             if hashed { shared.hashedLength += Int64(count) }
             shared.bytesSinceCheckpoint += Int64(count)
             guard !shared.checkpointing else { return nil }

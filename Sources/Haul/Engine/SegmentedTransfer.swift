@@ -50,6 +50,8 @@ struct SegmentedTransfer: Sendable {
     let writeFault: WriteFault?
     let globalLimit: SpeedLimiter
     let connections: Int
+    /// Requests under way per URI at most (`-x`), when the download has mirrors.
+    let maxConnectionsPerServer: Int
     let minSegmentSize: Int64
     let minStealSize: Int64
     /// A connection silent this long while another has nothing to do is taken over (nil: never).
@@ -65,7 +67,9 @@ struct SegmentedTransfer: Sendable {
               let url = state.finalURL
         else { preconditionFailure("a segmented transfer needs a plan, a validator and a URL") }
         // The URI that answered first is the reference; mirrors must serve the same file.
-        let mirrors = MirrorSet(request: state.request, reference: state.sourceIndex, referenceURL: url)
+        let mirrors = MirrorSet(
+            request: state.request, reference: state.sourceIndex, referenceURL: url, validatorSource: state.validatorSource,
+            maxPerSource: maxConnectionsPerServer)
         let job = SegmentJob(
             transfer: self, part: state.part, url: url,
             entity: entity, validator: validator, live: live, reporter: reporter,

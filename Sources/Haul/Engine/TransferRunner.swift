@@ -137,10 +137,11 @@ struct TransferRunner: Sendable {
             } else {
                 headers += ResumePolicy.rangeHeaders(offset: offset, validator: state.entity?.validator)
             }
-            response = try await firstResponse(&state, adding: headers, live: live)
+            response = try await firstResponse(&state, offset: offset, adding: headers, live: live)
             decision = ResumePolicy.decide(
                 requestedOffset: offset, previous: state.entity, status: response.status,
-                header: response.header, url: response.finalURL.absoluteString)
+                header: response.header, url: response.finalURL.absoluteString,
+                strict: state.mustProveSameFile(state.sourceIndex))
             guard case .requestAgainWithoutRange = decision, offset > 0 else { break }
             _ = try? await response.body.collect(upTo: 64 * 1024)
             offset = 0
@@ -183,6 +184,7 @@ struct TransferRunner: Sendable {
             let hadBytes = state.bytesOnDisk > 0 || state.segments != nil
             state.startOver()
             state.entity = ResumePolicy.entity(status: response.status, header: response.header)
+            state.validatorSource = state.sourceIndex
             offset = 0
             if hadBytes {
                 // The recorded prefix is gone; say so before new bytes could be mistaken for it.
@@ -243,7 +245,8 @@ struct TransferRunner: Sendable {
         let transfer = SegmentedTransfer(
             transport: transport, checkpointBytes: checkpointBytes, checkpointInterval: checkpointInterval,
             writeFault: writeFault, globalLimit: globalLimit,
-            connections: segmentation.connections(for: state.request), minSegmentSize: segmentation.minSegmentSize,
+            connections: segmentation.connections(for: state.request),
+            maxConnectionsPerServer: segmentation.maxConnectionsPerServer, minSegmentSize: segmentation.minSegmentSize,
             minStealSize: segmentation.minStealSize, stalledConnectionTimeout: segmentation.stalledConnectionTimeout)
         switch try await transfer.run(&state, first: first, live: live, reporter: reporter) {
         case .complete:

@@ -30,6 +30,17 @@ struct TransferState: Sendable {
     /// Which of `request.urls` the first request of the next attempt goes to first: the one
     /// that answered last, or the next after a failure (`MirrorSet.next(after:count:error:)`).
     var sourceIndex = 0
+    /// Which of `request.urls` answered the request that fixed `entity` (the validator's
+    /// source), nil when not known. Only its answers may say the file changed; bytes from any
+    /// other URI are appended only if it proves the same file (`ResumePolicy.provesSameFile`).
+    /// After a restart it is the URI equal to the recorded final URL, if one is.
+    var validatorSource: Int?
+
+    /// Whether an answer from URI `index` must prove it serves the kept bytes' file: with
+    /// mirrors, every URI but the validator's source. One URI keeps the rules it always had.
+    func mustProveSameFile(_ index: Int) -> Bool {
+        request.urls.count > 1 && index != validatorSource
+    }
 
     /// A transfer that starts from nothing.
     init(request: DownloadRequest, partKey: String) {
@@ -53,6 +64,8 @@ struct TransferState: Sendable {
         self.init(request: request, partKey: partKey)
         self.finalURL = finalURL
         guard let validator else { return }
+        validatorSource = request.urls.count == 1 ? 0 : finalURL.flatMap { request.urls.firstIndex(of: $0) }
+        sourceIndex = validatorSource ?? 0
         let size = part.existingSize()
         if let expectedLength, let size, let plan = SegmentPlan(resuming: segments, totalLength: expectedLength, minStealSize: 1),
            size >= segments.filter({ $0.durableOffset > $0.start }).map(\.durableOffset).max() ?? 0, plan.writtenBytes > 0 {
@@ -75,6 +88,7 @@ struct TransferState: Sendable {
         hasher = StreamingHasher(algorithms: requestedAlgorithms)
         segments = nil
         hashedLength = 0
+        validatorSource = nil
     }
 }
 

@@ -40,7 +40,7 @@ extension Aria2Service {
     /// `changeUri(gid, fileIndex, delUris, addUris[, position])` → `[deleted, added]`, as
     /// aria2: each URI of `delUris` is removed once (where it is listed), then `addUris` are
     /// inserted at `position` of what is left (at the end without one); URIs that are not http
-    /// or https are not added. The first URI left is the download's URL, the others its
+    /// or https are not added, and a URI is listed once (`added` counts the new ones). The first URI left is the download's URL, the others its
     /// mirrors. A running download continues at once with the new list, from its bytes.
     func changeUri(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let gid = try p.string(0, "gid")
@@ -73,8 +73,10 @@ extension Aria2Service {
             return (scheme == "http" || scheme == "https") && url.host?.isEmpty == false
         }
         let insertAt = min(max(0, position ?? uris.count), uris.count)
+        let before = distinct(uris).count
         uris.insert(contentsOf: added, at: insertAt)
-        let remaining = distinct(uris).compactMap { URL(string: $0) }
+        let listed = distinct(uris)
+        let remaining = listed.compactMap { URL(string: $0) }
         guard let url = remaining.first else {
             throw .failed("a download needs at least one URI; this change would leave none")
         }
@@ -85,7 +87,8 @@ extension Aria2Service {
             request.mirrors = mirrors
             try await managed { () async throws(HaulError) in try await manager.replaceRequest(info.id, with: request) }
         }
-        return [.integer(Int64(deleted)), .integer(Int64(added.count))]
+        // Added: the URIs the list gained, a repeat (of one listed or of another added) not counted.
+        return [.integer(Int64(deleted)), .integer(Int64(listed.count - before))]
     }
 
     /// The strings without repeats, first occurrence first.

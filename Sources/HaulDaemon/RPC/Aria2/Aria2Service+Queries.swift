@@ -6,7 +6,13 @@ extension Aria2Service {
     func tellStatus(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let gid = try p.string(0, "gid")
         let keys = try p.optionalStrings(1, "keys")
-        return Aria2Status.entry(try await download(gid), keys: keys)
+        let info = try await download(gid)
+        return Aria2Status.entry(info, keys: keys, servers: await servers(of: info))
+    }
+
+    /// Where `info` fetches from right now (none unless it runs), for `files[].uris`.
+    func servers(of info: DownloadInfo) async -> [DownloadServer] {
+        info.state == .running ? await manager.servers(of: info.id) : []
     }
 
     /// `getServers(gid)`: only a running download has a server.
@@ -57,6 +63,10 @@ extension Aria2Service {
     }
 
     private func entries(_ ids: [DownloadID], keys: [String]?) async -> JSONValue {
-        .array(await manager.infos(ids).map { Aria2Status.entry($0, keys: keys) })
+        var entries: [JSONValue] = []
+        for info in await manager.infos(ids) {
+            entries.append(Aria2Status.entry(info, keys: keys, servers: await servers(of: info)))
+        }
+        return .array(entries)
     }
 }

@@ -110,7 +110,9 @@ public actor Aria2Service {
         case "aria2.getUris":
             let info = try await download(p)
             return Aria2Status.uris(info, servers: await manager.servers(of: info.id))
-        case "aria2.getFiles": return .array([Aria2Status.file(try await download(p))])
+        case "aria2.getFiles":
+            let info = try await download(p)
+            return .array([Aria2Status.file(info, servers: await servers(of: info))])
         case "aria2.getServers": return try await getServers(p)
         case "aria2.tellActive": return try await tellActive(p)
         case "aria2.tellWaiting": return try await tellWaiting(p)

@@ -22,8 +22,9 @@ enum Aria2Status {
         }
     }
 
-    /// The `tellStatus` struct; with `keys` (non-empty), only those keys.
-    static func entry(_ info: DownloadInfo, keys: [String]?) -> JSONValue {
+    /// The `tellStatus` struct; with `keys` (non-empty), only those keys. `servers`: where a
+    /// running download fetches from (`DownloadManager.servers(of:)`), for `files[].uris`.
+    static func entry(_ info: DownloadInfo, keys: [String]?, servers: [DownloadServer] = []) -> JSONValue {
         let wanted = keys.flatMap { $0.isEmpty ? nil : Set($0) }
         func include(_ key: String) -> Bool { wanted?.contains(key) ?? true }
         var entry: [String: JSONValue] = [:]
@@ -49,7 +50,7 @@ enum Aria2Status {
             put("bitfield", .string(bitfield))
         }
         put("dir", .string(info.request.directory.path))
-        put("files", .array([file(info)]))
+        put("files", .array([file(info, servers: servers)]))
         if info.state.isTerminal {
             let code: Int
             switch info.state {
@@ -71,14 +72,15 @@ enum Aria2Status {
     /// gives (as aria2 shows it while the transfer runs; a Content-Disposition name or a
     /// numbered name for a taken one shows once the file is placed); else empty, as in aria2
     /// before the name is known.
-    static func file(_ info: DownloadInfo) -> JSONValue {
+    /// Its `uris` are `getUris`' list, from the same `servers`.
+    static func file(_ info: DownloadInfo, servers: [DownloadServer] = []) -> JSONValue {
         .object([
             "index": "1",
             "path": .string(path(info)),
             "length": string(info.progress.expectedBytes ?? 0),
             "completedLength": string(info.progress.completedBytes),
             "selected": "true",
-            "uris": uris(info),
+            "uris": uris(info, servers: servers),
         ])
     }
 
