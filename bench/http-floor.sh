@@ -2,14 +2,19 @@
 # The floor under job (b): AsyncHTTPClient alone fetching the 5,000 × 16 KiB corpus at
 # concurrency 16 from nginx on 127.0.0.1, bodies read (and, second row, written to tmpfs),
 # beside `haul get -j 16` on the same list. What Haul adds per file is the difference.
-# Usage: bench/http-floor.sh [WORKDIR]     env: RUNS (default 3)
+# Usage: bench/http-floor.sh [WORKDIR]     env: RUNS (default 3), HAUL_BINARY and
+#        FLOOR_BINARY (release builds to use instead of building them)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
 timed_bench_setup "${1:-}"
 build_haul
-(cd "$here/.." && swift build -c release --product haul-http-floor >/dev/null)
-floor="$here/../.build/release/haul-http-floor"
+if [ -n "${FLOOR_BINARY:-}" ]; then
+    floor=$FLOOR_BINARY
+else
+    (cd "$here/.." && swift build -c release --product haul-http-floor >/dev/null)
+    floor="$here/../.build/release/haul-http-floor"
+fi
 
 mkdir -p "$work/corpus/small"
 if [ "$(find "$work/corpus/small" -name 'f*.bin' | wc -l)" != 5000 ]; then
