@@ -63,6 +63,29 @@ import Testing
         }
     }
 
+    /// A changeUri that puts a URI of another server first does not send it the credentials
+    /// and cookies given with the download for the first one.
+    @Test func changeUriKeepsCredentialsWithTheirServer() async throws {
+        try await Aria2Fixture.run { f in
+            try await withTestServer { other in
+                let query = ["size": "1500", "seed": "4"]
+                let first = f.server.url("/file/c.bin", query)
+                let second = other.url("/file/c.bin", query)
+                let gid = try await f.client.result("aria2.addUri", [
+                    [.string(first)],
+                    ["pause": "true", "out": "c.bin", "header": ["Authorization: Bearer for-the-first", "Cookie: s=1", "X-Note: kept"]],
+                ]).stringValue ?? ""
+                #expect(try await f.client.result("aria2.changeUri", [.string(gid), 1, [.string(first)], [.string(second)]]) == [1, 1])
+                _ = try await f.client.result("aria2.unpause", [.string(gid)])
+                try await f.finished(gid)
+                let sent = try #require(other.requests(forKey: "/file/c.bin").first)
+                #expect(sent.header("authorization") == nil)
+                #expect(sent.header("cookie") == nil)
+                #expect(sent.header("x-note") == "kept")
+            }
+        }
+    }
+
     /// changeUri as aria2: deletes each listed URI once, inserts the new ones at `position` of what is left, skips ones that are not http(s), and answers [deleted, added]; the first URI left is the download's URL.
     @Test func changeUriEditsTheList() async throws {
         try await Aria2Fixture.run { f in

@@ -107,6 +107,15 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
         return [url] + mirrors.filter { seen.insert($0.absoluteString).inserted }
     }
 
+    /// Makes `newURL` the request's URL. Credentials and cookies in `headers` were given for
+    /// the server of the URL they came with: when `newURL` is on another server (host or port),
+    /// they are dropped rather than sent there, as after a redirect. Mirrors on the old server
+    /// lose them too; a caller that means them for the new server sets them again.
+    public mutating func moveURL(to newURL: URL) {
+        headers = HTTPTransport.headers(headers, from: url, to: newURL)
+        url = newURL
+    }
+
     /// Mirrors are http or https URLs with a host, as `url` must be.
     func validateMirrors() throws(HaulError) {
         for mirror in mirrors {

@@ -83,7 +83,8 @@ extension Aria2Service {
         let mirrors = Array(remaining.dropFirst())
         if url != info.request.url || mirrors != info.request.mirrors {
             var request = info.request
-            request.url = url
+            // Headers given with the download (Authorization, cookies) stay with their server.
+            request.moveURL(to: url)
             request.mirrors = mirrors
             try await managed { () async throws(HaulError) in try await manager.replaceRequest(info.id, with: request) }
         }
