@@ -45,6 +45,13 @@ import Testing
                 #expect(Set(servers.compactMap { $0["uri"]?.stringValue }) == [first, second])
                 #expect(Set(servers.compactMap { $0["currentUri"]?.stringValue }) == [first, second])
                 #expect(servers.allSatisfy { $0["downloadSpeed"]?.stringValue.flatMap(Int.init) != nil })
+                // tellStatus counts the connections over both URIs (at most 2 each).
+                let connections = try await Self.eventually("several connections") { () async throws -> Int? in
+                    let status = try await f.client.result("aria2.tellStatus", [.string(gid), ["connections"]])
+                    let count = status["connections"]?.stringValue.flatMap(Int.init) ?? 0
+                    return count > 1 ? count : nil
+                }
+                #expect(connections <= 4)
                 let uris = try await f.client.result("aria2.getUris", [.string(gid)])
                 #expect(uris == [["uri": .string(first), "status": "used"], ["uri": .string(second), "status": "used"]])
                 // tellStatus and getFiles show the same list in files[].uris.

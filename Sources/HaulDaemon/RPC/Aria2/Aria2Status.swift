@@ -43,7 +43,8 @@ enum Aria2Status {
         put("uploadLength", "0")
         put("downloadSpeed", string(running ? Int64(info.progress.bytesPerSecond) : 0))
         put("uploadSpeed", "0")
-        put("connections", running ? "1" : "0")
+        // The requests under way, over every URI (a split download has several).
+        put("connections", string(running ? Int64(max(1, servers.reduce(0) { $0 + $1.connections })) : 0))
         put("pieceLength", string(pieceLength))
         put("numPieces", string(pieces(total)))
         if let bitfield = bitfield(total: total, done: done, started: info.attempts > 0 || info.state == .completed) {
