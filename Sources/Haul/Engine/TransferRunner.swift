@@ -57,8 +57,12 @@ struct TransferRunner: Sendable {
     func run(_ state: inout TransferState, live: LiveTransfer, reporter: TransferReporter) async -> TransferResult {
         live.adoptSpeedLimit(state.request.maxBytesPerSecond)
         live.attemptStarted()
-        // A limit changed while this ran stays with the state for the next attempt.
-        defer { state.request.maxBytesPerSecond = live.speedLimit }
+        // A limit changed while this ran stays with the state for the next attempt; where the
+        // bytes came from is over with it (and the probe would keep the attempt's job alive).
+        defer {
+            state.request.maxBytesPerSecond = live.speedLimit
+            live.setServers(nil)
+        }
         do {
             let result = try await attempt(&state, live: live, reporter: reporter)
             state.part.close()
