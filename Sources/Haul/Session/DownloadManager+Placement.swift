@@ -36,7 +36,8 @@ extension DownloadManager {
 
     /// Writes the waiting intents (chained after any write on its way, which may have taken
     /// some of them already), renames those files, and concludes their downloads. A file whose
-    /// intent could not be written is not renamed: its download fails with the store's error.
+    /// intent could not be written is not renamed: its download ends with the store's error
+    /// (paused, its bytes kept, when that is a file-system error, as it usually is).
     func writePlacements() async {
         let batch = pendingPlacements
         pendingPlacements = []
