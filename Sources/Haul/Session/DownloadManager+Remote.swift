@@ -42,7 +42,39 @@ extension DownloadManager {
 
     /// The IDs of downloads in any of `states`, in the order they were added.
     public func downloadIDs(inStates states: Set<DownloadState>) -> [DownloadID] {
-        order.filter { id in records[id].map { states.contains($0.machine.publicState) } ?? false }
+        // Added order is position order; only the matches are sorted.
+        var found: [(position: Int64, id: DownloadID)] = []
+        records.scan { id, position, state, _, _ in
+            if states.contains(state) { found.append((position, id)) }
+        }
+        return found.sorted { $0.position < $1.position }.map(\.id)
+    }
+
+    /// State, group and progress of every download, in no particular order: what totals per
+    /// state or per group need, without building each download's `DownloadInfo`.
+    public func briefs() -> [DownloadBrief] {
+        var briefs: [DownloadBrief] = []
+        briefs.reserveCapacity(records.count)
+        records.scan { id, _, state, group, progress in
+            briefs.append(DownloadBrief(id: id, state: state, group: group, progress: progress))
+        }
+        return briefs
+    }
+
+    /// Infos of the downloads from `offset` (in the order they were added), at most `limit`:
+    /// a window of a listing, at a cost that follows the offset and the window.
+    public func downloads(offset: Int, limit: Int) -> [DownloadInfo] {
+        var skipped = 0
+        var window: [DownloadInfo] = []
+        for id in order where window.count < limit {
+            guard let info = records[id]?.info else { continue }
+            if skipped < offset {
+                skipped += 1
+            } else {
+                window.append(info)
+            }
+        }
+        return window
     }
 
     /// Infos of the given downloads, in the given order; unknown IDs are skipped. One call for

@@ -33,14 +33,14 @@ struct DashboardSessionMethods: Sendable {
         } catch {
             throw JSONRPCError(error)
         }
-        let downloads = await manager.downloads()
+        // Totals from each download's state and progress only; whole infos for the window.
         var totals = Tally()
         var groups: [String: Tally] = [:]
-        for info in downloads {
-            totals.add(info)
-            if let group = info.group { groups[group, default: Tally()].add(info) }
+        for brief in await manager.briefs() {
+            totals.add(brief)
+            if let group = brief.group { groups[group, default: Tally()].add(brief) }
         }
-        let window = downloads.dropFirst(offset).prefix(limit).map(RemoteDownload.init)
+        let window = await manager.downloads(offset: offset, limit: limit).map(RemoteDownload.init)
         let shownGroups = groups.keys.sorted().prefix(Self.maxGroups).map { name in
             var entry = groups[name]!.json
             entry["name"] = .string(name)
@@ -63,12 +63,12 @@ struct DashboardSessionMethods: Sendable {
         var expectedBytes: Int64 = 0
         var bytesPerSecond: Double = 0
 
-        mutating func add(_ info: DownloadInfo) {
+        mutating func add(_ brief: DownloadBrief) {
             count += 1
-            states[Aria2Status.name(info.state), default: 0] += 1
-            completedBytes += info.progress.completedBytes
-            expectedBytes += info.progress.expectedBytes ?? 0
-            if info.state == .running { bytesPerSecond += info.progress.bytesPerSecond }
+            states[Aria2Status.name(brief.state), default: 0] += 1
+            completedBytes += brief.progress.completedBytes
+            expectedBytes += brief.progress.expectedBytes ?? 0
+            if brief.state == .running { bytesPerSecond += brief.progress.bytesPerSecond }
         }
 
         var json: [String: JSONValue] {
