@@ -25,12 +25,12 @@ extension DownloadManager {
     /// Counts downloads by state, in one pass and without copying their infos.
     public func stateCounts() -> StateCounts {
         var counts = StateCounts()
-        for record in records.values {
-            switch record.machine.publicState {
+        records.scan { _, _, state, _, progress in
+            switch state {
             case .queued: counts.queued += 1
             case .running:
                 counts.running += 1
-                counts.bytesPerSecond += record.details.progress.bytesPerSecond
+                counts.bytesPerSecond += progress.bytesPerSecond
             case .paused: counts.paused += 1
             case .completed: counts.completed += 1
             case .failed: counts.failed += 1
@@ -66,11 +66,11 @@ extension DownloadManager {
     public func downloads(offset: Int, limit: Int) -> [DownloadInfo] {
         var skipped = 0
         var window: [DownloadInfo] = []
-        for id in order where window.count < limit {
-            guard let info = records[id]?.info else { continue }
+        for id in order where window.count < limit && records.contains(id) {
+            // An info is built only for the window, not for the downloads before it.
             if skipped < offset {
                 skipped += 1
-            } else {
+            } else if let info = records[id]?.info {
                 window.append(info)
             }
         }
