@@ -48,12 +48,8 @@ struct GetRun: Sendable {
         let manager: DownloadManager
         do {
             // Bad input is refused before the store is even opened: nothing is written.
-            try DownloadManager.validate(plan.requests.map { request in
-                var unchecked = request
-                // The directory is checked below, after it was made: only a valid batch makes one.
-                unchecked.directory = URL(fileURLWithPath: ".", isDirectory: true)
-                return unchecked
-            })
+            // The directory is checked below, after it was made: only a valid batch makes one.
+            try DownloadManager.validate(plan.requests, checkingDirectories: false)
             try Self.makeDirectories(for: plan.requests)
             try DownloadManager.validate(plan.requests)
         } catch {

@@ -51,4 +51,14 @@ import Testing
         let expected = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).map(String.init)
         #expect(InputFile.lines(of: text).map(String.init) == expected)
     }
+
+    /// The byte scan for white space in a URL agrees with Character's `isWhitespace`, for
+    /// ASCII blanks and for white space beyond ASCII (no-break and ideographic spaces).
+    @Test(arguments: [
+        "http://a/b", "http://a/b c", "http://a/b\tc", "http://a/\u{0B}", "http://a/é",
+        "http://a/b\u{00A0}c", "http://a/\u{3000}", "http://a/\u{2003}x", "🙂",
+    ])
+    func whitespaceScanMatchesCharacters(text: String) {
+        #expect(InputFile.containsWhitespace(text) == text.contains(where: \.isWhitespace))
+    }
 }

@@ -40,6 +40,15 @@ struct PartKeyOwnershipTests {
         #expect(keys.owns(shared, id: second))
     }
 
+    /// The key is the first 8 bytes of SHA-256 over "URL\nfile name", as every earlier version
+    /// made it: a part file left by one is found by the next (values from Python's hashlib).
+    @Test func keyIsStableAcrossVersions() {
+        #expect(PartKey(for: request).description == "b4bda50d41cb1120")
+        var named = request
+        named.fileName = "\u{FC} name.bin"
+        #expect(PartKey(for: named).description == "cdb8103d6333c358")
+    }
+
     /// A stored download holds its key again after a restart; an own key is never shared.
     @Test func restoredKeysAreHeld() {
         var keys = PartKeyOwnership()

@@ -19,8 +19,10 @@ struct PartKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     init(for request: DownloadRequest) {
-        let identity = request.url.absoluteString + "\n" + (request.fileName ?? "")
-        let digest = SHA256.hash(data: Data(identity.utf8))
+        var hasher = SHA256()
+        hasher.update(data: Array(request.url.absoluteString.utf8))
+        hasher.update(data: Array(("\n" + (request.fileName ?? "")).utf8))
+        let digest = hasher.finalize()
         self.init(base: digest.prefix(8).reduce(0) { $0 << 8 | UInt64($1) })
     }
 

@@ -159,6 +159,20 @@ struct DirectoryCache {
     }
 }
 
+/// The identities of a batch of requests (see `DownloadRequest.identity`), with each distinct
+/// directory standardised once.
+struct IdentityCache {
+    private var paths: [URL: String] = [:]
+
+    mutating func identity(of request: KeptRequest) -> RequestIdentity {
+        let directory = request.directory
+        if let path = paths[directory] { return request.identity(directoryPath: path) }
+        let path = directory.standardizedFileURL.path
+        paths[directory] = path
+        return request.identity(directoryPath: path)
+    }
+}
+
 /// See `DownloadRequest.identity`.
 struct RequestIdentity: Hashable, Sendable {
     let url: String

@@ -21,27 +21,29 @@ extension DownloadManager {
         let normalized = requests.map { directories.normalized($0) }
         records.reserveCapacity(normalized.count)
         try await loadEarlierFinished(matching: normalized)
+        var identities = IdentityCache()
         var latest: [RequestIdentity: DownloadID] = [:]
         var spent: [RequestIdentity: [DownloadID]] = [:]
         for id in order {
             guard let record = records[id] else { continue }
             if Self.canContinue(record) {
-                latest[record.kept.identity] = id
+                latest[identities.identity(of: record.kept)] = id
             } else {
-                spent[record.kept.identity, default: []].append(id)
+                spent[identities.identity(of: record.kept), default: []].append(id)
             }
         }
         var fresh: [DownloadID] = []
         var adopted: [DownloadID] = []
         var replaced: [DownloadID] = []
         for request in normalized {
-            if let id = latest.removeValue(forKey: request.identity) {
+            let identity = identities.identity(of: KeptRequest(request))
+            if let id = latest.removeValue(forKey: identity) {
                 adopted.append(id)
             } else {
                 // Earlier records of this request that can never be used again (canceled, or
                 // completed but the file changed since) are replaced, so that running the same
                 // command again and again does not grow the store.
-                replaced += spent.removeValue(forKey: request.identity) ?? []
+                replaced += spent.removeValue(forKey: identity) ?? []
                 fresh.append(insert(request, group: name))
             }
         }

@@ -204,12 +204,13 @@ public actor DownloadManager {
     }
 
     /// Checks requests the way `add` does, without adding them: a caller can refuse bad
-    /// input before it opens anything.
-    public static func validate(_ requests: [DownloadRequest]) throws(HaulError) {
+    /// input before it opens anything. Without `checkingDirectories`, the destination
+    /// directories are not asked about (a caller that makes them checks the rest first).
+    public static func validate(_ requests: [DownloadRequest], checkingDirectories: Bool = true) throws(HaulError) {
         // A batch nearly always shares one directory: ask the file system about it once.
         var checkedDirectory: URL?
         for request in requests {
-            try validate(request, directoryChecked: request.directory == checkedDirectory)
+            try validate(request, directoryChecked: !checkingDirectories || request.directory == checkedDirectory)
             checkedDirectory = request.directory
         }
     }

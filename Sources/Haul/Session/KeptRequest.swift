@@ -43,10 +43,15 @@ struct KeptRequest: Sendable, Hashable {
     }
 
     /// The same bytes and destination as another request (see `DownloadRequest.identity`).
-    var identity: RequestIdentity {
+    var identity: RequestIdentity { identity(directoryPath: rest.directory.standardizedFileURL.path) }
+
+    /// `identity`, given the directory's standardised path: standardising costs microseconds,
+    /// so a batch works it out once per directory (`IdentityCache`), not once per request.
+    func identity(directoryPath: String) -> RequestIdentity {
         RequestIdentity(
-            url: urlText, directory: rest.directory.standardizedFileURL.path,
-            fileName: rest.fileName, checksums: rest.checksums.sorted { $0.description < $1.description })
+            url: urlText, directory: directoryPath,
+            fileName: rest.fileName,
+            checksums: rest.checksums.count < 2 ? rest.checksums : rest.checksums.sorted { $0.description < $1.description })
     }
 
     /// One URL value shared by every kept request, so that holding it costs no allocation.
