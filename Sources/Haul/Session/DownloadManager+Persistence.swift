@@ -37,7 +37,6 @@ extension DownloadManager {
             throw error
         }
         rows = []
-        if ids.count >= Self.bulkWriteRows { await store.releaseMemory() }
         for id in ids {
             guard let record = records[id] else { continue }
             hub.emit(.queued(id))
@@ -48,6 +47,12 @@ extension DownloadManager {
             if let queueIndex { _ = try? moveInQueue(id, toIndex: queueIndex) }
         }
         admitQueued()
+        if ids.count >= Self.bulkWriteRows {
+            // After the first transfers started, not before: handing memory back takes a
+            // round trip to the store's writer and a walk of the heap.
+            let store = self.store
+            Task { await store.releaseMemory() }
+        }
     }
 
     func markDirty(_ id: DownloadID) {
