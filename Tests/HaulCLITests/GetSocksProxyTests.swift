@@ -118,6 +118,24 @@ import Testing
         }
     }
 
+    /// A server that does not speak SOCKS5 (here an HTTP server) given as a SOCKS proxy fails
+    /// the download at once with exit 2, saying so, and never sends the request directly.
+    @Test func proxyThatIsNotSOCKSIsRefused() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let url = server.url("/file/h.bin", ["size": "100"])
+                let result = try await HaulProcess.run(
+                    ["get", "--json", "--all-proxy", "socks5h://127.0.0.1:\(server.port)", url], in: directory.url)
+                #expect(result.status == 2, "stderr: \(result.stderr)")
+                let events = try JSONEventLine.decodeAll(result.stdoutLines)
+                #expect(!events.contains { $0.event == "retrying" })
+                let failure = try #require(events.first { $0.event == "failed" }?.error)
+                #expect(failure.message.contains("does not answer as a SOCKS5 proxy"), "\(failure.message)")
+                #expect(server.requests(forKey: "/file/h.bin").isEmpty)
+            }
+        }
+    }
+
     /// A SOCKS proxy that is down is a connection failure, retried and then waited for like a
     /// server that is down, never a reason to go direct: nothing reaches the server until the
     /// proxy is started on its port, and then the download arrives through it.
