@@ -2,9 +2,12 @@ import Foundation
 import HaulTestServer
 import HaulTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// `haul get` through a real SOCKS5 proxy (microsocks on 127.0.0.1): from `all_proxy` or the
-/// options, http and https, bypassed for `no_proxy` hosts; what Haul cannot do with SOCKS
+/// `haul get` and `haul daemon` through a real SOCKS5 proxy (microsocks on 127.0.0.1): from
+/// `all_proxy` or the options, http and https, bypassed for `no_proxy` hosts; what Haul cannot do with SOCKS
 /// (credentials, SOCKS4) refused with exit 2; a proxy that is down is waited for like a server
 /// that is down. Every check that a download went through the proxy reads microsocks' log of
 /// the connections it made, which a direct connection never adds to.
@@ -61,6 +64,31 @@ import Testing
                     #expect(directory.size(of: "env.bin") == 2000)
                     #expect(directory.size(of: "option.bin") == 2000)
                     #expect(proxy.connections().isEmpty)
+                }
+            }
+        }
+    }
+
+    /// `haul daemon --all-proxy socks5h://…` carries the downloads it is given through the proxy.
+    @Test func daemonDownloadsThroughTheProxy() async throws {
+        try await MicroSocks.with { proxy in
+            try await withTestServer { server in
+                try await withTemporaryDirectory { directory in
+                    let socket = directory.path + "/d.sock"
+                    try FileManager.default.createDirectory(at: directory.file("files"), withIntermediateDirectories: true)
+                    let daemon = try HaulProcess([
+                        "daemon", "--socket", socket, "--state-dir", directory.path + "/state", "--no-tcp",
+                        "--dir", directory.file("files").path, "--all-proxy", proxy.url(),
+                    ], in: directory.url)
+                    defer { daemon.send(SIGKILL) }
+                    #expect(await daemon.stderr.firstLine { $0.hasPrefix("haul daemon: ready") } != nil)
+                    let url = server.url("/file/d.bin", ["size": "30000", "seed": "2"])
+                    let added = try await HaulProcess.run(["add", "--socket", socket, "--out", "d.bin", url], in: directory.url)
+                    #expect(added.status == 0, "stderr: \(added.stderr)")
+                    let watched = try await HaulProcess.run(["watch", "--socket", socket, "--until-done"], in: directory.url)
+                    #expect(watched.status == 0, "stderr: \(watched.stderr)")
+                    #expect(directory.contents(of: "files/d.bin") == Checksums.content(seed: 2, size: 30_000))
+                    #expect(proxy.connections() == ["127.0.0.1:\(server.port)"])
                 }
             }
         }
