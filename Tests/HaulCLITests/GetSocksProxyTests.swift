@@ -29,6 +29,28 @@ import Glibc
         }
     }
 
+    /// A download split over several connections opens every one of them through the proxy.
+    @Test func splitDownloadThroughTheProxy() async throws {
+        try await MicroSocks.with { proxy in
+            try await withTestServer { server in
+                try await withTemporaryDirectory { directory in
+                    let size = 1 << 20
+                    let content = Checksums.content(seed: 33, size: size)
+                    let url = server.url("/file/split.bin", ["size": "\(size)", "seed": "33", "rate": "\(2 << 20)"])
+                    let result = try await HaulProcess.run([
+                        "get", "-s", "4", "-x", "4", "--min-split-size", "64K", "--all-proxy", proxy.url(), url,
+                    ], in: directory.url)
+                    #expect(result.status == 0, "stderr: \(result.stderr)")
+                    #expect(directory.contents(of: "split.bin") == content)
+                    #expect(server.requests(forKey: "/file/split.bin").count >= 4)
+                    let connections = proxy.connections()
+                    #expect(connections.count >= 2)
+                    #expect(connections.allSatisfy { $0 == "127.0.0.1:\(server.port)" }, "\(connections)")
+                }
+            }
+        }
+    }
+
     /// An https download goes through `--https-proxy socks5://…` with TLS end to end (the
     /// private CA still has to be trusted); `socks5://` sends the name to the proxy as well.
     @Test func httpsThroughTheProxy() async throws {
