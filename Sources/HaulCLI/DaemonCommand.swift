@@ -142,11 +142,14 @@ struct DaemonCommand: AsyncParsableCommand {
             transfers: transfers.daemonTransfers, maxDownloadResult: maxDownloadResult)
         options.retry = retrying.policy
         options.tls = tls.settings
-        options.proxy = proxies.settings().0
-        if tls.checkCertificate == false { StandardStream.error.writeLine(TLSOptions.insecureWarning) }
-        for ignored in proxies.settings().ignored {
-            StandardStream.error.writeLine("haul daemon: warning: ignoring \(ignored): only http:// proxies are supported")
+        do {
+            options.proxy = try proxies.settings()
+        } catch {
+            // Never started without the proxy it was given: its downloads would go out directly.
+            StandardStream.error.writeLine("haul daemon: error: \(error.message)")
+            throw ExitCode(ExitStatus(for: error).rawValue)
         }
+        if tls.checkCertificate == false { StandardStream.error.writeLine(TLSOptions.insecureWarning) }
         let composed = options
         let daemon = Daemon(configuration: daemonConfiguration, logger: logger) { context in
             try await DaemonAssembly.compose(context, options: composed)

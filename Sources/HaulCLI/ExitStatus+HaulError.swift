@@ -10,6 +10,7 @@ extension ExitStatus {
         (.unsupportedScheme, .usage),
         (.invalidRequest, .usage),
         (.invalidFileName, .usage),
+        (.unsupportedProxy, .usage),
         (.directoryNotFound, .destination),
         (.permissionDenied, .destination),
         (.diskFull, .destination),

@@ -28,7 +28,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         switch self {
         case .success: "all downloads completed (skipped files count as completed)"
         case .failure: "failures of different kinds, or an unexpected error"
-        case .usage: "usage: bad option, URL, scheme, checksum or input file"
+        case .usage: "usage: bad option, URL, scheme, proxy, checksum or input file"
         case .destination: "destination: directory cannot be made or written, disk full"
         case .network: "network: connection failed or timed out, after retries"
         case .httpStatus: "the server answered with an HTTP error status"

@@ -113,14 +113,11 @@ struct GetCommand: AsyncParsableCommand {
 
     mutating func run() async throws {
         if tls.checkCertificate == false { StandardStream.error.writeLine(TLSOptions.insecureWarning) }
-        for ignored in proxies.settings().ignored {
-            StandardStream.error.writeLine("haul: warning: ignoring \(ignored): only http:// proxies are supported")
-        }
         let status: ExitStatus
         do {
             let run = GetRun(
                 plan: try makePlan(),
-                configuration: managerConfiguration,
+                configuration: try managerConfiguration(),
                 stateDirectory: resolvedStateDirectory,
                 mode: OutputMode.choose(quiet: quiet, json: json, stdoutIsTerminal: StandardStream.output.isTerminal))
             status = await run.run()
@@ -152,7 +149,8 @@ struct GetCommand: AsyncParsableCommand {
 
     private var resolvedStateDirectory: URL { StateDirectoryOption.resolve(stateDirectory) }
 
-    private var managerConfiguration: DownloadManager.Configuration {
+    /// The manager's settings; a proxy that cannot be used is a usage error (see `ProxyOptions`).
+    private func managerConfiguration() throws(CommandFailure) -> DownloadManager.Configuration {
         var configuration = DownloadManager.Configuration(
             maxConcurrentDownloads: jobs,
             maxDownloadsPerHost: maxPerHost,
@@ -160,7 +158,11 @@ struct GetCommand: AsyncParsableCommand {
         // Set after init, so that the flush-before-placement threshold keeps its default.
         if let checkpointBytes { configuration.checkpointBytes = checkpointBytes }
         configuration.tls = tls.settings
-        configuration.proxy = proxies.settings().0
+        do {
+            configuration.proxy = try proxies.settings()
+        } catch {
+            throw CommandFailure(error)
+        }
         transfers.apply(to: &configuration)
         return configuration
     }

@@ -7,7 +7,7 @@ import Testing
     /// Each documented kind of failure maps to its documented status.
     @Test func documentedMapping() {
         let expected: [(HaulError.Code, Int32)] = [
-            (.invalidURL, 2), (.unsupportedScheme, 2), (.invalidRequest, 2), (.invalidFileName, 2),
+            (.invalidURL, 2), (.unsupportedScheme, 2), (.invalidRequest, 2), (.invalidFileName, 2), (.unsupportedProxy, 2),
             (.directoryNotFound, 3), (.permissionDenied, 3), (.diskFull, 3), (.fileSystem, 3),
             (.connectionFailed, 4), (.timeout, 4), (.deadlineExceeded, 4),
             (.certificate, 14),

@@ -85,11 +85,15 @@ import Testing
         }
     }
 
-    /// A proxy option that is not an http proxy URL is a usage error.
+    /// A proxy option that is not a proxy URL Haul can use is a usage error (SOCKS proxies have
+    /// their own tests: GetSocksProxyTests).
     @Test func badProxyOptionIsUsageError() async throws {
         try await withTemporaryDirectory { directory in
-            let result = try await HaulProcess.run(["get", "--all-proxy", "socks5://127.0.0.1:1080", "http://127.0.0.1:9/a"], in: directory.url)
-            #expect(result.status == 2, "stderr: \(result.stderr)")
+            for proxy in ["ftp://127.0.0.1:1080", "https://127.0.0.1:3128", "http://"] {
+                let result = try await HaulProcess.run(["get", "--all-proxy", proxy, "http://127.0.0.1:9/a"], in: directory.url)
+                #expect(result.status == 2, "\(proxy): \(result.stderr)")
+                #expect(result.stderr.contains("--all-proxy"), "\(proxy): \(result.stderr)")
+            }
         }
     }
 }

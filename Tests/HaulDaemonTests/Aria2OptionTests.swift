@@ -110,6 +110,25 @@ import Testing
         }
     }
 
+    /// A SOCKS proxy is listed with its scheme, and only the same kind of proxy on the same
+    /// host and port passes: an http proxy on that port is another proxy.
+    @Test func socksProxyIsListedAndMatchedWithItsScheme() throws {
+        var configuration = DownloadManager.Configuration()
+        let socks = ProxySettings.Proxy(host: "127.0.0.1", port: 1080, kind: .socks5h)
+        configuration.proxy = ProxySettings(http: socks, https: socks)
+        let settled = Aria2SettledOptions.of(configuration)
+        #expect(settled["all-proxy"]?.value == "socks5h://127.0.0.1:1080/")
+        #expect(settled["https-proxy"]?.value == "socks5h://127.0.0.1:1080/")
+        for value in ["socks5h://127.0.0.1:1080/", "socks5h://127.0.0.1:1080"] {
+            #expect(throws: Never.self, "\(value)") { try Aria2OptionParser.parse(["all-proxy": .string(value)], for: .changeGlobal, settled: settled) }
+        }
+        for value in ["http://127.0.0.1:1080", "127.0.0.1:1080", "socks5://127.0.0.1:1080", "socks5h://127.0.0.1:1081"] {
+            #expect("\(value)") { try Aria2OptionParser.parse(["all-proxy": .string(value)], for: .changeDownload, settled: settled) } throws: { error in
+                (error as? JSONRPCError)?.message.contains("--all-proxy") == true
+            }
+        }
+    }
+
     /// A value Haul cannot use fails with aria2's message naming the option, and why.
     @Test func badValuesNameTheOption() {
         let cases: [(String, JSONValue, String)] = [

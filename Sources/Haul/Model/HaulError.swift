@@ -11,7 +11,7 @@ public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
             case directoryNotFound, permissionDenied, fileExists, fileSystem, diskFull
             case httpStatus, checksumMismatch, lengthMismatch, invalidResponse
             case tooManyRedirects, redirectLoop, unsupportedRedirect
-            case connectionFailed, timeout, certificate, deadlineExceeded
+            case connectionFailed, timeout, certificate, deadlineExceeded, unsupportedProxy
             case invalidState, unknownDownload, canceled, shutdown
             case daemonUnavailable, rpcError
         }
@@ -58,6 +58,11 @@ public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
         /// private CA, expired, self-signed), does not name the host, or a client certificate
         /// or key could not be used. Not transient: trying again cannot change a certificate.
         public static let certificate = Code(.certificate)
+        /// The proxy cannot be used as given: not a proxy URL, a kind Haul cannot speak (SOCKS4,
+        /// an https:// proxy), SOCKS with a user name and password (AsyncHTTPClient's SOCKS
+        /// client offers no authentication), or a server that does not answer as that kind of
+        /// proxy. Not transient, and never a reason to connect directly instead.
+        public static let unsupportedProxy = Code(.unsupportedProxy)
         /// A download kept failing with transient errors until its resource deadline passed
         /// (`RetryPolicy.waitLimit`); the last of those errors is in the message.
         public static let deadlineExceeded = Code(.deadlineExceeded)

@@ -17,9 +17,10 @@ extension DownloadManager {
         /// Trusted CAs, certificate checking and a client certificate, for every HTTPS
         /// connection of the manager. Default: the system's CAs, checked; no client certificate.
         public var tls = TLSSettings()
-        /// The HTTP proxies for http and https URLs, and the hosts reached directly. Default:
-        /// none (`ProxySettings.fromEnvironment` reads curl's variables; `haul get` and
-        /// `haul daemon` use them).
+        /// The proxies (HTTP or SOCKS5) for http and https URLs, and the hosts reached directly.
+        /// Default: none (`ProxySettings.fromEnvironment` reads curl's variables; `haul get` and
+        /// `haul daemon` use them). A proxy that cannot be used fails the downloads meant for
+        /// it with `.unsupportedProxy`; they never go out directly.
         public var proxy = ProxySettings.direct
         /// Redirects followed before giving up. Default 10.
         public var redirectLimit: Int

@@ -36,6 +36,9 @@ final class HTTPTransport: Sendable {
     /// proxy per client (at most two here, one for http and one for https URLs).
     private let direct: HTTPClient
     private let viaProxy: [ProxySettings.Proxy: HTTPClient]
+    /// Proxies that are set but cannot be used (SOCKS with credentials, say): the requests
+    /// meant for them fail with the reason, and never go direct instead.
+    private let unusableProxies: [ProxySettings.Proxy: HaulError]
     /// Set when the TLS files could not be loaded: every request fails with it (callers that
     /// want to refuse bad files up front call `TLSSettings.validate()` first).
     private let tlsFailure: HaulError?
@@ -80,13 +83,27 @@ final class HTTPTransport: Sendable {
         }
         self.direct = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         var viaProxy: [ProxySettings.Proxy: HTTPClient] = [:]
-        for proxy in [configuration.proxy.http, configuration.proxy.https].compactMap({ $0 }) where viaProxy[proxy] == nil {
+        var unusableProxies: [ProxySettings.Proxy: HaulError] = [:]
+        for proxy in [configuration.proxy.http, configuration.proxy.https].compactMap({ $0 })
+        where viaProxy[proxy] == nil && unusableProxies[proxy] == nil {
+            if let problem = proxy.problem {
+                unusableProxies[proxy] = problem
+                continue
+            }
             var proxied = clientConfiguration
-            let authorization = proxy.username.map { HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "") }
-            proxied.proxy = .server(host: proxy.host, port: proxy.port, authorization: authorization)
+            switch proxy.kind {
+            case .http:
+                let authorization = proxy.username.map { HTTPClient.Authorization.basic(username: $0, password: proxy.password ?? "") }
+                proxied.proxy = .server(host: proxy.host, port: proxy.port, authorization: authorization)
+            case .socks5, .socks5h:
+                // AsyncHTTPClient sends the URL's host name to the proxy (SOCKS5 "domain name"
+                // address) and offers no authentication: `Proxy.problem` refused credentials.
+                proxied.proxy = .socksServer(host: proxy.host, port: proxy.port)
+            }
             viaProxy[proxy] = HTTPClient(eventLoopGroupProvider: .singleton, configuration: proxied)
         }
         self.viaProxy = viaProxy
+        self.unusableProxies = unusableProxies
     }
 
     func shutdown() async {
@@ -94,9 +111,15 @@ final class HTTPTransport: Sendable {
         for client in viaProxy.values { try? await client.shutdown() }
     }
 
-    /// The client that reaches `url`: through its proxy, unless `noProxy` names its host.
-    private func client(for url: URL) -> HTTPClient {
-        configuration.proxy.proxy(for: url).flatMap { viaProxy[$0] } ?? direct
+    /// The client that reaches `url`, and its proxy: through the proxy for its scheme, unless
+    /// `noProxy` names its host. A proxy without a client is an unusable one: its reason is
+    /// thrown, so that a request meant for a proxy never goes out directly.
+    private func client(for url: URL) throws(HaulError) -> (HTTPClient, ProxySettings.Proxy?) {
+        guard let proxy = configuration.proxy.proxy(for: url) else { return (direct, nil) }
+        guard let client = viaProxy[proxy] else {
+            throw unusableProxies[proxy] ?? HaulError(.unsupportedProxy, "\(proxy) cannot be used")
+        }
+        return (client, proxy)
     }
 
     /// Sends a GET and follows redirects. The caller must read or drop the returned body.
@@ -160,16 +183,17 @@ final class HTTPTransport: Sendable {
                 request.headers.add(name: field.name, value: field.value)
             }
         }
+        let (client, proxy) = try client(for: url)
         do {
-            return try await client(for: url).execute(request, deadline: .distantFuture)
+            return try await client.execute(request, deadline: .distantFuture)
         } catch {
-            throw Self.map(error, url: url)
+            throw Self.map(error, url: url, proxy: proxy)
         }
     }
 
     /// Maps AsyncHTTPClient and NIO errors to Haul's; everything network-shaped is transient,
     /// a response that breaks HTTP is not (`ProtocolViolation`).
-    static func map(_ error: any Error, url: URL) -> HaulError {
-        TransportFailure.map(error, url: url)
+    static func map(_ error: any Error, url: URL, proxy: ProxySettings.Proxy? = nil) -> HaulError {
+        TransportFailure.map(error, url: url, proxy: proxy)
     }
 }

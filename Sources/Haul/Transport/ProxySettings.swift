@@ -1,42 +1,15 @@
 import Foundation
 
-/// Which HTTP proxy each request goes through, as curl decides it: one proxy for http URLs,
-/// one for https URLs (each falling back to an all-protocols proxy), and hosts that go direct.
+/// Which proxy each request goes through, as curl decides it: one proxy for http URLs, one
+/// for https URLs (each falling back to an all-protocols proxy), and hosts that go direct.
 ///
-/// Haul reaches every origin through a proxy with `CONNECT` (a tunnel), https and http alike,
-/// so the proxy never sees an https request's contents. Only `http://` proxies are supported,
-/// with credentials as `http://user:password@host:port` (sent as Basic `Proxy-Authorization`).
+/// Haul reaches every origin through a proxy as a tunnel, https and http alike, so the proxy
+/// never sees an https request's contents: `CONNECT` through an `http://` proxy (credentials
+/// as `http://user:password@host:port`, sent as Basic `Proxy-Authorization`), or a SOCKS5
+/// connection through a `socks5://`/`socks5h://` proxy (no credentials: see `Proxy.parse`).
+/// A proxy that is set but cannot be used fails the requests it was meant for; Haul never
+/// falls back to a direct connection.
 public struct ProxySettings: Sendable, Hashable {
-    /// An HTTP proxy: where it is, and the credentials it wants, if any.
-    public struct Proxy: Sendable, Hashable {
-        public var host: String
-        public var port: Int
-        public var username: String?
-        public var password: String?
-
-        /// Parses `http://[user[:password]@]host[:port]` (port 1080 when absent, as curl);
-        /// a bare `host:port` is taken as http. Nil for anything else (a SOCKS proxy, say).
-        public init?(url text: String) {
-            let trimmed = text.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty else { return nil }
-            let withScheme = trimmed.contains("://") ? trimmed : "http://" + trimmed
-            guard let components = URLComponents(string: withScheme), components.scheme?.lowercased() == "http",
-                  let host = components.host, !host.isEmpty
-            else { return nil }
-            self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-            self.port = components.port ?? 1080
-            self.username = components.percentEncodedUser.flatMap { $0.removingPercentEncoding }
-            self.password = components.percentEncodedPassword.flatMap { $0.removingPercentEncoding }
-        }
-
-        public init(host: String, port: Int, username: String? = nil, password: String? = nil) {
-            self.host = host
-            self.port = port
-            self.username = username
-            self.password = password
-        }
-    }
-
     /// The proxy for http URLs. Default nil: direct.
     public var http: Proxy?
     /// The proxy for https URLs. Default nil: direct.
@@ -58,25 +31,30 @@ public struct ProxySettings: Sendable, Hashable {
     /// The settings curl would take from `environment`: `http_proxy` (lower case only: a web
     /// server's CGI sets `HTTP_PROXY` from a request header), `https_proxy` or `HTTPS_PROXY`,
     /// `all_proxy` or `ALL_PROXY` for whichever of the two is not set, `no_proxy` or
-    /// `NO_PROXY`. A value that is not an http proxy URL is reported in `unusable`.
-    public static func fromEnvironment(_ environment: [String: String]) -> (settings: ProxySettings, unusable: [String]) {
-        var unusable: [String] = []
-        func proxy(_ names: [String]) -> Proxy?? {
+    /// `NO_PROXY`. A set value that cannot be used (see `Proxy.parse`) is an error naming the
+    /// variable: ignoring it would connect directly where the user asked for a proxy.
+    public static func fromEnvironment(_ environment: [String: String]) throws(HaulError) -> ProxySettings {
+        func proxy(_ names: [String]) throws(HaulError) -> Proxy? {
             for name in names {
-                guard let value = environment[name], !value.isEmpty else { continue }
-                guard let proxy = Proxy(url: value) else {
-                    unusable.append("\(name)=\(value)")
-                    return .some(nil)
+                guard let value = environment[name], !value.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
+                do {
+                    return try Proxy.parse(value)
+                } catch {
+                    throw HaulError(.unsupportedProxy, "$\(name): \(error.message)")
                 }
-                return .some(proxy)
             }
             return nil
         }
-        let all = proxy(["all_proxy", "ALL_PROXY"]) ?? nil
-        let http = proxy(["http_proxy"]) ?? all
-        let https = proxy(["https_proxy", "HTTPS_PROXY"]) ?? all
+        let all = try proxy(["all_proxy", "ALL_PROXY"])
+        let http = try proxy(["http_proxy"]) ?? all
+        let https = try proxy(["https_proxy", "HTTPS_PROXY"]) ?? all
         let noProxy = (environment["no_proxy"] ?? environment["NO_PROXY"]).map(Self.hostList) ?? []
-        return (ProxySettings(http: http, https: https, noProxy: noProxy), unusable)
+        return ProxySettings(http: http, https: https, noProxy: noProxy)
+    }
+
+    /// The first reason one of the proxies cannot be used, or nil when both can.
+    public var problem: HaulError? {
+        http?.problem ?? https?.problem
     }
 
     /// `a.com, .b.org ,*` as a list of host patterns.

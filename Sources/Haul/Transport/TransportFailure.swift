@@ -13,10 +13,11 @@ import NIOSSL
 /// certificate problem is `.certificate`, and a response that breaks HTTP is the server
 /// misbehaving (`ProtocolViolation`), neither of which a retry can fix.
 enum TransportFailure {
-    static func map(_ error: any Error, url: URL) -> HaulError {
+    static func map(_ error: any Error, url: URL, proxy: ProxySettings.Proxy? = nil) -> HaulError {
         if let haul = error as? HaulError { return haul }
         let place = Self.place(url)
         if error is CancellationError { return HaulError(.canceled, "the transfer of \(url) was stopped") }
+        if let proxy, let failure = proxyFailure(error, place: place, proxy: proxy) { return failure }
         if let parserError = error as? HTTPParserError {
             return ProtocolViolation.error(for: parserError, url: url.absoluteString)
                 ?? HaulError(.connectionFailed, "\(place): \(parserError)")

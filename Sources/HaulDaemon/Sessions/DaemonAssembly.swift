@@ -26,8 +26,11 @@ public enum DaemonAssembly {
         /// Trusted CAs, certificate checks and client certificate of every session. Default:
         /// the system's CAs.
         public var tls = TLSSettings()
-        /// The proxies of every session. Default: those of the environment, as curl reads them.
-        public var proxy = ProxySettings.fromEnvironment(ProcessInfo.processInfo.environment).settings
+        /// The proxies of every session. Default: none. `haul daemon` sets its options and the
+        /// environment's variables (`ProxySettings.fromEnvironment`), and refuses to start when
+        /// one of them cannot be used, rather than reading them here where an unusable one
+        /// could only be dropped (and its downloads sent out directly).
+        public var proxy = ProxySettings.direct
 
         public init(
             downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),

@@ -16,7 +16,7 @@ struct Aria2SettledOption: Sendable, Hashable {
         /// Bytes, given as a number or with `K`/`M` (`20M` is `20971520`).
         case bytes
         /// A proxy URL; the listed form leaves out the credentials, so a value without them
-        /// matches on host and port, one with them must match them too.
+        /// matches on kind (scheme), host and port, one with them must match them too.
         case proxy(ProxySettings.Proxy?)
     }
 
@@ -39,7 +39,7 @@ struct Aria2SettledOption: Sendable, Hashable {
         case .proxy(let proxy):
             guard let proxy else { return text.isEmpty }
             guard let given = ProxySettings.Proxy(url: text) else { return false }
-            guard given.host == proxy.host, given.port == proxy.port else { return false }
+            guard given.kind == proxy.kind, given.host == proxy.host, given.port == proxy.port else { return false }
             return given.username == nil || (given.username == proxy.username && given.password == proxy.password)
         }
     }
@@ -96,10 +96,9 @@ enum Aria2SettledOptions {
     /// A proxy as aria2 lists it, without its credentials: the daemon's password is never sent
     /// back to a client (aria2 lists it; Haul leaves it out).
     static func proxyOption(_ proxy: ProxySettings.Proxy?, _ flag: String) -> Aria2SettledOption {
-        let listed = proxy.map { proxy in
-            let host = proxy.host.contains(":") ? "[\(proxy.host)]" : proxy.host
-            return "http://\(host):\(proxy.port)/"
-        }
+        // `socks5h://host:port/` for a SOCKS proxy: aria2 itself has none, but a front-end
+        // that sends the value back must get the same proxy, not an http one on that port.
+        let listed = proxy.map { "\($0)/" }
         return .init(value: listed ?? "", kind: .proxy(proxy), howToChange: "start haul daemon with \(flag)")
     }
 }
