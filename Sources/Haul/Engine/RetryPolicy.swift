@@ -77,6 +77,13 @@ public struct RetryPolicy: Sendable, Hashable {
             return nil
         }
 
+        /// Whether the next attempt waits for a server that is gone (the quick retries are
+        /// used up): the download gives its slot back meanwhile.
+        var isWaiting: Bool {
+            if case .retry(_, let waiting) = self { return waiting }
+            return false
+        }
+
         /// The error the download reports: the attempt's while it retries.
         func error(for attemptError: HaulError) -> HaulError {
             if case .fail(let error) = self { return error }

@@ -1,0 +1,110 @@
+import Foundation
+@testable import Haul
+import HaulTestServer
+import HaulTestSupport
+import Testing
+
+/// A download waiting for a server that is gone gives up its slot: with one slot, a download
+/// from a live server proceeds meanwhile, and the waiting one takes the next free slot once its
+/// server is back.
+@Suite("Waiting downloads give their slot back", .timeLimit(.minutes(1)))
+struct WaitingSlotTests {
+    /// One slot, no quick retries, waiting allowed for an hour, retries at most 100 ms apart.
+    static func oneSlotWaiting() -> DownloadManager.Configuration {
+        var configuration = Support.fastConfiguration(maxConcurrent: 1)
+        configuration.retry = RetryPolicy(
+            maxRetries: 0, baseDelay: .milliseconds(20), maxDelay: .milliseconds(50), waitLimit: .seconds(3600),
+            waitingMaxDelay: .milliseconds(100))
+        return configuration
+    }
+
+    /// Polls `condition` every 20 ms until it holds; the suite's time limit bounds the wait.
+    static func poll(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else { throw TestFailure("timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// With one slot, A (first in the queue) is refused by a port nothing listens on and waits;
+    /// B, from a live server and throttled so that A's retries come due while it runs, completes
+    /// meanwhile. A is shown queued and waiting (not active, not failed), ahead of the queue,
+    /// and cannot be moved in it. Then A's server comes up on its port and A completes with the
+    /// right bytes; the group completes with both.
+    @Test func liveDownloadProceedsWhileADeadOneWaits() async throws {
+        let port = try LoopbackPort.free()
+        let dir = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await withTestServer { live in
+            try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
+                let dead = DownloadRequest(
+                    url: URL(string: "http://127.0.0.1:\(port)/file/a.bin?size=300000&seed=21")!, directory: dir, fileName: "a.bin")
+                let alive = Support.request(live, "/file/b.bin", ["size": "200000", "seed": "22", "rate": "500000"], in: dir, name: "b.bin")
+                let ids = try await manager.addMembers([dead, alive], toGroup: "g")
+                let (a, b) = (ids[0], ids[1])
+                let group = try #require(await manager.group(named: "g"))
+
+                let bInfo = try await manager.finished(b)
+                #expect(bInfo.state == .completed, "\(String(describing: bInfo.error))")
+                #expect(Support.contents(dir.appendingPathComponent("b.bin")) == TestContent.bytes(seed: 22, size: 200_000))
+
+                // A tried (and was refused) before B could start, and waits without a slot.
+                let aWaiting = try #require(await manager.info(a))
+                #expect(aWaiting.state == .queued)
+                #expect(aWaiting.isWaitingToRetry)
+                #expect(aWaiting.error?.code == .connectionFailed)
+                #expect(aWaiting.attempts >= 2, "A's retries came due while B ran")
+                let counts = await manager.stateCounts()
+                #expect(counts.running == 0 && counts.queued == 1 && counts.completed == 1)
+                #expect(await manager.waitingInQueueOrder() == [a])
+                #expect(await manager.downloadIDs(inStates: [.running]).isEmpty)
+                await #expect(throws: HaulError.self) { try await manager.moveInQueue(a, toIndex: 0) }
+
+                let server = try await TestServer.start(port: port)
+                let aInfo = try await manager.finished(a)
+                try await server.shutdown()
+                #expect(aInfo.state == .completed, "\(String(describing: aInfo.error))")
+                #expect(!aInfo.isWaitingToRetry)
+                #expect(Support.contents(dir.appendingPathComponent("a.bin")) == TestContent.bytes(seed: 21, size: 300_000))
+                let summary = await group.completion
+                #expect(summary.completed.count == 2 && summary.failed.isEmpty)
+            }
+        }
+    }
+
+    /// A waiting download can be paused (it keeps a place in the queue, at the front), resumed
+    /// (it starts again from that place once a slot is free), and canceled; none of it takes
+    /// a slot from the live download running meanwhile.
+    @Test func pauseResumeAndCancelWhileWaiting() async throws {
+        let port = try LoopbackPort.free()
+        let dir = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
+            let first = try await manager.add(DownloadRequest(
+                url: URL(string: "http://127.0.0.1:\(port)/file/p.bin?size=1000&seed=1")!, directory: dir, fileName: "p.bin"))
+            try await Self.poll("the first download to wait") { await manager.info(first)?.isWaitingToRetry == true }
+            let second = try await manager.add(DownloadRequest(
+                url: URL(string: "http://127.0.0.1:\(port)/file/q.bin?size=1000&seed=2")!, directory: dir, fileName: "q.bin"))
+            // The second one got the slot the first gave back, and waits too.
+            try await Self.poll("the second download to wait") { await manager.info(second)?.isWaitingToRetry == true }
+            #expect(Set(await manager.waitingInQueueOrder()) == [first, second])
+
+            try await manager.pause(first)
+            #expect(await manager.info(first)?.state == .paused)
+            #expect(await manager.info(first)?.isWaitingToRetry == false)
+            #expect(await manager.waitingInQueueOrder().last == first, "paused, it has a place in the queue, behind the one waiting for its server")
+            try await manager.cancel(second)
+            #expect(await manager.info(second)?.state == .canceled)
+            #expect(await manager.waitingInQueueOrder() == [first])
+
+            try await manager.resume(first)
+            try await Self.poll("the resumed download to wait again") { await manager.info(first)?.isWaitingToRetry == true }
+            let server = try await TestServer.start(port: port)
+            let info = try await manager.finished(first)
+            try await server.shutdown()
+            #expect(info.state == .completed, "\(String(describing: info.error))")
+            #expect(Support.contents(dir.appendingPathComponent("p.bin")) == TestContent.bytes(seed: 1, size: 1000))
+        }
+    }
+}
