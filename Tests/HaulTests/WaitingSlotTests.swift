@@ -45,6 +45,9 @@ struct WaitingSlotTests {
                 let (a, b) = (ids[0], ids[1])
                 let group = try #require(await manager.group(named: "g"))
 
+                // Polled, not awaited with `finished`: an engine that kept A in the slot would
+                // never start B, and the test must fail rather than hang.
+                try await Self.poll("B to finish while A waits") { await manager.info(b)?.state.isTerminal == true }
                 let bInfo = try await manager.finished(b)
                 #expect(bInfo.state == .completed, "\(String(describing: bInfo.error))")
                 #expect(Support.contents(dir.appendingPathComponent("b.bin")) == TestContent.bytes(seed: 22, size: 200_000))
@@ -62,6 +65,7 @@ struct WaitingSlotTests {
                 await #expect(throws: HaulError.self) { try await manager.moveInQueue(a, toIndex: 0) }
 
                 let server = try await TestServer.start(port: port)
+                try await Self.poll("A to finish") { await manager.info(a)?.state.isTerminal == true }
                 let aInfo = try await manager.finished(a)
                 try await server.shutdown()
                 #expect(aInfo.state == .completed, "\(String(describing: aInfo.error))")
@@ -101,6 +105,7 @@ struct WaitingSlotTests {
             try await manager.resume(first)
             try await Self.poll("the resumed download to wait again") { await manager.info(first)?.isWaitingToRetry == true }
             let server = try await TestServer.start(port: port)
+            try await Self.poll("the download to finish") { await manager.info(first)?.state.isTerminal == true }
             let info = try await manager.finished(first)
             try await server.shutdown()
             #expect(info.state == .completed, "\(String(describing: info.error))")
