@@ -204,7 +204,7 @@ extension DownloadManager {
                 // Quick retries, then waiting for the server until the resource deadline.
                 let decision = configuration.retry.decide(
                     after: attemptError, nextAttempt: record.details.attempts + 1, addedAt: record.createdAt,
-                    jitter: Double.random(in: 0..<1))
+                    requestDeadline: record.kept.waitDeadline, jitter: Double.random(in: 0..<1))
                 let error = decision.error(for: attemptError)
                 record.details.error = error
                 outcome = .failed(error, retryDelay: decision.delay, waiting: decision.isWaiting)
