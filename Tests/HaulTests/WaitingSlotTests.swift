@@ -112,4 +112,32 @@ struct WaitingSlotTests {
             #expect(Support.contents(dir.appendingPathComponent("p.bin")) == TestContent.bytes(seed: 1, size: 1000))
         }
     }
+
+    /// Changing the request of a waiting download: on the same server it keeps waiting, with
+    /// the new request; moved to a live server, it is queued there and completes from it.
+    @Test func changingTheRequestWhileWaiting() async throws {
+        let port = try LoopbackPort.free()
+        let dir = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await withTestServer { live in
+            try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
+                let id = try await manager.add(DownloadRequest(
+                    url: URL(string: "http://127.0.0.1:\(port)/file/old.bin?size=1000&seed=3")!, directory: dir, fileName: "c.bin"))
+                try await Self.poll("the download to wait") { await manager.info(id)?.isWaitingToRetry == true }
+                let sameServer = DownloadRequest(
+                    url: URL(string: "http://127.0.0.1:\(port)/file/new.bin?size=1000&seed=4")!, directory: dir, fileName: "c.bin")
+                try await manager.replaceRequest(id, with: sameServer)
+                let changed = try #require(await manager.info(id))
+                #expect(changed.state == .queued && changed.isWaitingToRetry)
+                #expect(changed.request.url == sameServer.url)
+
+                let moved = Support.request(live, "/file/moved.bin", ["size": "2000", "seed": "5"], in: dir, name: "c.bin")
+                try await manager.replaceRequest(id, with: moved)
+                try await Self.poll("the moved download to finish") { await manager.info(id)?.state.isTerminal == true }
+                let info = try #require(await manager.info(id))
+                #expect(info.state == .completed, "\(String(describing: info.error))")
+                #expect(Support.contents(dir.appendingPathComponent("c.bin")) == TestContent.bytes(seed: 5, size: 2000))
+            }
+        }
+    }
 }
