@@ -146,4 +146,54 @@ struct WaitingSlotTests {
             }
         }
     }
+
+    /// `pauseAll` with one download waiting for its server and one running: both ran, so both
+    /// go to the front of the queue, in the order they were added, before the queued one.
+    @Test func pauseAllPutsWaitingAndRunningFirstInAddedOrder() async throws {
+        let port = try LoopbackPort.free()
+        let dir = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await withTestServer { live in
+            try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
+                let dead = try await manager.add(DownloadRequest(
+                    url: URL(string: "http://127.0.0.1:\(port)/file/d.bin")!, directory: dir, fileName: "d.bin"))
+                let slow = try await manager.add(Support.request(
+                    live, "/file/s.bin", ["size": "400000", "seed": "6", "rate": "100000"], in: dir, name: "s.bin"))
+                let last = try await manager.add(Support.request(live, "/file/l.bin", ["size": "100", "seed": "7"], in: dir, name: "l.bin"))
+                try await Self.poll("the live download to run while the dead one waits") {
+                    let (deadNow, slowNow) = (await manager.info(dead), await manager.info(slow))
+                    return slowNow?.state == .running && deadNow?.isWaitingToRetry == true
+                }
+                await manager.pauseAll()
+                #expect(await manager.waitingInQueueOrder() == [dead, slow, last])
+                for id in [dead, slow, last] { #expect(await manager.info(id)?.state == .paused) }
+            }
+        }
+    }
+
+    /// The client's "force quit" (`invalidateAndCancel`) treats a download waiting for its
+    /// server as one that ran: paused with what it has kept, not canceled and not left waiting,
+    /// like the running one; the one that never started is canceled.
+    @Test func invalidateAndCancelPausesAWaitingDownload() async throws {
+        let port = try LoopbackPort.free()
+        let dir = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await withTestServer { live in
+            try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
+                let waiting = try await manager.add(DownloadRequest(
+                    url: URL(string: "http://127.0.0.1:\(port)/file/w.bin")!, directory: dir, fileName: "w.bin"))
+                let running = try await manager.add(Support.request(
+                    live, "/file/r.bin", ["size": "400000", "seed": "8", "rate": "100000"], in: dir, name: "r.bin"))
+                let queued = try await manager.add(Support.request(live, "/file/q.bin", ["size": "100", "seed": "9"], in: dir, name: "q.bin"))
+                try await Self.poll("the live download to run while the dead one waits") {
+                    let (waitingNow, runningNow) = (await manager.info(waiting), await manager.info(running))
+                    return runningNow?.state == .running && waitingNow?.isWaitingToRetry == true
+                }
+                await manager.invalidateAndCancel()
+                #expect(await manager.info(waiting)?.state == .paused)
+                #expect(await manager.info(running)?.state == .paused)
+                #expect(await manager.info(queued)?.state == .canceled)
+            }
+        }
+    }
 }

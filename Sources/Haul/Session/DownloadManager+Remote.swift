@@ -177,20 +177,24 @@ extension DownloadManager {
     /// the running ones go to the front, in the order they were added.
     public func pauseAll() async {
         var stopping: [DownloadID] = []
+        var ran: Set<DownloadID> = []
         for wanted in [DownloadState.queued, .running] {
             for id in order where records[id]?.machine.publicState == wanted {
                 guard var record = records[id] else { continue }
+                // Those waiting for their server (shown queued) ran too.
+                let wasUnderway = record.machine.isUnderway
                 let action = record.machine.pause()
                 records[id] = record
                 if case .rejected = action { continue }
                 perform(action, for: id)
+                if wasUnderway { ran.insert(id) }
                 if case .stopTransfer = action { stopping.append(id) }
             }
         }
         for id in stopping { await waitUntilStopped(id) }
         // Each went to the front of its priority as it stopped, in whatever order they
         // stopped; as a batch they take the front in the order they were added.
-        for id in stopping.reversed() where scheduler.isHeld(id) {
+        for id in order.reversed() where ran.contains(id) && scheduler.isHeld(id) {
             guard let record = records[id] else { continue }
             scheduler.dequeue(id)
             enqueueForScheduling(record, held: true, atFront: true)
