@@ -127,4 +127,24 @@ import Testing
         copy.limits = SchedulerState.Limits(global: .max, perHost: nil)
         #expect(copy.admit() == [id(2), id(3)])
     }
+
+    /// The due FIFO stays bounded by the downloads waiting, not by how often they were paused:
+    /// with one due download blocked at its front by its host's limit, a thousand others made
+    /// due and removed (paused) leave at most a few stale entries behind.
+    @Test func dueQueueStaysBounded() {
+        var queue = ReturningQueue()
+        queue.park(id(1), host: "busy")
+        queue.markDue(id(1))
+        for n: UInt64 in 2...1_001 {
+            queue.park(id(n), host: "other")
+            queue.markDue(id(n))
+            queue.remove(id(n))
+        }
+        #expect(queue.dueBufferCount <= 18)
+        #expect(queue.dueCount == 1 && queue.count == 1)
+        #expect(queue.takeFirstDue(where: { $0 != "busy" }) == nil)
+        let taken = queue.takeFirstDue(where: { _ in true })
+        #expect(taken?.id == id(1) && taken?.host == "busy")
+        #expect(queue.count == 0 && queue.dueCount == 0)
+    }
 }

@@ -18,7 +18,9 @@ import NIOCore
 /// - Until it has a slot again it stays due, shown as waiting: it is not failed for it.
 /// - While it waits it still counts for its group (a sequential group stays current).
 ///
-/// Removing one (paused, canceled) is lazy in the due FIFO, as in `SchedulerState`'s lanes.
+/// Removing one (paused, canceled) is lazy in the due FIFO, as in `SchedulerState`'s lanes;
+/// once its stale entries outnumber the live ones (and are more than a few) it is compacted,
+/// so that it stays bounded by the downloads waiting, not by how often they were paused.
 struct ReturningQueue: Sendable {
     private struct Entry: Sendable {
         let host: String
@@ -34,6 +36,8 @@ struct ReturningQueue: Sendable {
     private var nextTicket: UInt64 = 0
     /// Live (not stale) entries of `due`.
     private(set) var dueCount = 0
+    /// Stale entries of `due`: left by downloads removed while due.
+    private var staleCount = 0
 
     /// Downloads waiting for their server without a slot, due or not.
     var count: Int { entries.count }
@@ -65,21 +69,39 @@ struct ReturningQueue: Sendable {
     @discardableResult
     mutating func remove(_ id: DownloadID) -> Bool {
         guard let entry = entries.removeValue(forKey: id) else { return false }
-        if entry.dueTicket != nil { dueCount -= 1 }
+        if entry.dueTicket != nil {
+            dueCount -= 1
+            staleCount += 1
+            if staleCount > 16, staleCount > dueCount { compact() }
+        }
         return true
     }
+
+    /// Drops the stale entries of `due`, keeping the live ones in order.
+    private mutating func compact() {
+        var live = CircularBuffer<(id: DownloadID, ticket: UInt64)>(initialCapacity: max(4, dueCount))
+        for item in due where entries[item.id]?.dueTicket == item.ticket { live.append(item) }
+        due = live
+        staleCount = 0
+    }
+
+    /// Entries kept in the due FIFO, stale ones included (tests only: the bound).
+    var dueBufferCount: Int { due.count }
 
     /// Takes the first due download whose host has room, and forgets it.
     mutating func takeFirstDue(where hostHasRoom: (String) -> Bool) -> (id: DownloadID, host: String)? {
         while let first = due.first, entries[first.id]?.dueTicket != first.ticket {
             due.removeFirst()
+            staleCount = max(0, staleCount - 1)
         }
         var index = due.startIndex
         while index != due.endIndex {
             let candidate = due[index]
             if let entry = entries[candidate.id], entry.dueTicket == candidate.ticket, hostHasRoom(entry.host) {
                 due.remove(at: index)
-                remove(candidate.id)
+                // Taken, not stale: it leaves nothing behind in `due`.
+                entries[candidate.id] = nil
+                dueCount -= 1
                 return (candidate.id, entry.host)
             }
             index = due.index(after: index)
