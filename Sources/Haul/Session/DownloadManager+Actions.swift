@@ -39,11 +39,11 @@ extension DownloadManager {
             perform(next, for: id)
             return
         case .giveUpSlot(let next):
-            // The next download starts before the retry is even scheduled: nothing waits on a
-            // server that is gone.
+            // The wait is announced (its timer cannot fire before this turn ends), then the slot
+            // goes to the next download at once: nothing waits on a server that is gone.
+            perform(next, for: id)
             scheduler.park(id)
             admitQueued()
-            perform(next, for: id)
             return
         case .askForSlot:
             scheduler.markDue(id)
