@@ -66,6 +66,36 @@ import Glibc
         }
     }
 
+    /// `-j 1 --max-tries 0`, a URL whose server is down first and a live one second: the
+    /// first waits without its slot, so the live file lands while it waits; then its server
+    /// comes up on its port and it lands too, and the run exits 0.
+    @Test func liveFileLandsWhileADeadOneWaits() async throws {
+        let port = try LoopbackPort.free()
+        try await withTestServer { live in
+            try await withTemporaryDirectory { directory in
+                let run = try HaulProcess([
+                    "get", "--json", "-j", "1", "--max-tries", "0", "--retries", "0", "--retry-wait", "0.1",
+                    "http://127.0.0.1:\(port)/file/dead.bin?size=3000&seed=31", live.url("/file/live.bin", ["size": "5000", "seed": "32"]),
+                ], in: directory.url, timeout: .seconds(40))
+                let landed = await run.stdout.firstLine { line in
+                    guard let event = try? JSONEventLine.decode(line) else { return false }
+                    return event.event == "completed" && event.path?.hasSuffix("live.bin") == true
+                }
+                #expect(landed != nil, "the live file did not land while the dead one waited")
+                #expect(directory.contents(of: "live.bin") == Checksums.content(seed: 32, size: 5000))
+                let before = try JSONEventLine.decodeAll(await run.stdout.lines)
+                #expect(before.contains { $0.event == "retrying" && $0.waiting == true })
+                #expect(!before.contains { $0.event == "failed" })
+
+                let server = try await TestServer.start(port: port)
+                let result = await run.result()
+                try await server.shutdown()
+                #expect(result.status == 0, "stderr: \(result.stderr)")
+                #expect(directory.contents(of: "dead.bin") == Checksums.content(seed: 31, size: 3000))
+            }
+        }
+    }
+
     /// Waiting ends at `--retry-until`: the download fails with exit 4 and an error that says it
     /// gave up waiting, and why.
     @Test func deadlineEndsTheWait() async throws {

@@ -201,7 +201,7 @@ struct Aria2Fixture: Sendable {
     /// `transfers` configures the manager and the aria2 defaults as `haul daemon` does.
     static func run<T: Sendable>(
         maxConcurrent: Int = 4, limits: JSONRPCLimits = JSONRPCLimits(), transfers: DaemonTransferOptions = DaemonTransferOptions(),
-        _ body: @escaping @Sendable (Aria2Fixture) async throws -> T
+        retry: RetryPolicy? = nil, _ body: @escaping @Sendable (Aria2Fixture) async throws -> T
     ) async throws -> T {
         try await withTestServer { server in
             // In a directory of its own, so that tests can check nothing was written beside it.
@@ -209,6 +209,7 @@ struct Aria2Fixture: Sendable {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             var configuration = RPCTest.fastConfiguration(maxConcurrent: maxConcurrent)
             transfers.apply(to: &configuration, sharing: SpeedLimiter(bytesPerSecond: transfers.maxOverallDownloadLimit))
+            if let retry { configuration.retry = retry }
             let manager = DownloadManager(configuration: configuration)
             let requests = NIOLockedValueBox<[Bool]>([])
             let service = try Aria2Service(manager: manager, configuration: Aria2Configuration(

@@ -265,3 +265,59 @@ struct RestartTransferTests {
         #expect(placed.publicState == .completed)
     }
 }
+
+/// The long wait for a server that is gone: the slot is given back, the due retry asks for
+/// one, and pause, cancel, resume and restart keep working in both phases.
+@Suite("Download state machine: waiting without a slot")
+struct DownloadStateMachineWaitingTests {
+    let refused = HaulError(.connectionFailed, "refused")
+
+    /// A failure whose retry waits gives the slot back before scheduling it; the download is
+    /// shown queued and waiting; the timer asks for a slot, and the slot starts the attempt.
+    @Test func waitingGivesTheSlotBackAndAsksForOneWhenDue() {
+        var machine = DownloadStateMachine()
+        _ = machine.slotGranted()
+        #expect(machine.transferEnded(.failed(refused, retryDelay: .seconds(30), waiting: true))
+            == .giveUpSlot(then: .scheduleRetry(attempt: 2, delay: .seconds(30))))
+        #expect(machine.state == .waitingForServer(attempt: 2))
+        #expect(!machine.holdsSlot && machine.isUnderway && machine.isWaitingToRetry)
+        #expect(machine.publicState == .queued)
+        #expect(machine.retryTimerFired() == .askForSlot)
+        #expect(machine.state == .dueForSlot(attempt: 2))
+        #expect(machine.publicState == .queued && machine.isWaitingToRetry && !machine.holdsSlot)
+        #expect(machine.slotGranted() == .startTransfer(attempt: 2))
+        #expect(machine.state == .running(attempt: 2))
+        #expect(machine.holdsSlot && !machine.isWaitingToRetry)
+        // A quick retry (not waiting) still keeps the slot.
+        #expect(machine.transferEnded(.failed(refused, retryDelay: .seconds(1))) == .scheduleRetry(attempt: 3, delay: .seconds(1)))
+        #expect(machine.holdsSlot && machine.isWaitingToRetry && machine.publicState == .running)
+    }
+
+    /// A hand-over at placement, then a failure that waits: the slot is taken back, then given
+    /// back for the wait.
+    @Test func placementFailureThatWaitsReclaimsThenGivesUp() {
+        var machine = DownloadStateMachine()
+        _ = machine.slotGranted()
+        _ = machine.placementStarted()
+        #expect(machine.transferEnded(.failed(refused, retryDelay: .seconds(5), waiting: true))
+            == .reclaimSlot(then: .giveUpSlot(then: .scheduleRetry(attempt: 2, delay: .seconds(5)))))
+    }
+
+    /// Paused or canceled while waiting or due: the timer is canceled (the manager gives back
+    /// the place ahead of the queue); resume and restart change nothing, the next attempt
+    /// uses the new request.
+    @Test(arguments: [
+        DownloadStateMachine.State.waitingForServer(attempt: 4), .dueForSlot(attempt: 4),
+    ])
+    func requestsWhileWaiting(state: DownloadStateMachine.State) {
+        var paused = DownloadStateMachine(state: state)
+        #expect(paused.resume() == DownloadStateMachine.Action.none)
+        #expect(paused.restart() == DownloadStateMachine.Action.none)
+        #expect(paused.state == state)
+        #expect(paused.pause() == .cancelRetryAndPause)
+        #expect(paused.publicState == .paused && !paused.isUnderway)
+        var canceled = DownloadStateMachine(state: state)
+        #expect(canceled.cancel() == .cancelRetryAndDiscard)
+        #expect(canceled.publicState == .canceled)
+    }
+}

@@ -19,8 +19,14 @@ struct DownloadStateMachine: Sendable {
         case queued
         /// A transfer task is running; `attempt` counts HTTP attempts, from 1.
         case running(attempt: Int)
-        /// A retry timer is pending; no transfer runs.
+        /// A quick retry's timer is pending; no transfer runs, the slot is kept.
         case waitingToRetry(attempt: Int)
+        /// Waiting for a server that is gone (the quick retries are used up): a retry timer is
+        /// pending and the slot was given back (`SchedulerState.park`).
+        case waitingForServer(attempt: Int)
+        /// Waiting for its server, its retry is due: it asks for the next free slot, ahead of
+        /// downloads that never started (see `ReturningQueue`).
+        case dueForSlot(attempt: Int)
         /// A transfer was told to stop and has not ended yet.
         case stopping(StopReason)
         case paused
@@ -40,6 +46,12 @@ struct DownloadStateMachine: Sendable {
         case stopTransfer
         /// Start a timer that delivers `retryTimerFired` after `delay`.
         case scheduleRetry(attempt: Int, delay: Duration)
+        /// Give the slot back while waiting for the server, keeping the download's precedence
+        /// (`SchedulerState.park`), then carry out the action.
+        indirect case giveUpSlot(then: Action)
+        /// The retry is due: ask for the next free slot, ahead of the queue
+        /// (`SchedulerState.markDue`); `slotGranted` follows when there is one.
+        case askForSlot
         /// Cancel the retry timer, and report the download paused.
         case cancelRetryAndPause
         /// Cancel the retry timer, delete the part file, and report the download canceled.
@@ -77,8 +89,10 @@ struct DownloadStateMachine: Sendable {
     /// How a transfer task ended.
     enum TransferOutcome: Sendable, Hashable {
         case succeeded
-        /// Failed; `retryDelay` is non-nil when the retry policy allows another attempt.
-        case failed(HaulError, retryDelay: Duration?)
+        /// Failed; `retryDelay` is non-nil when the retry policy allows another attempt, and
+        /// `waiting` when that attempt waits for a server that is gone (the quick retries are
+        /// used up): then the slot is given back until the retry is due.
+        case failed(HaulError, retryDelay: Duration?, waiting: Bool = false)
         /// Ended because it was told to stop.
         case stopped
         /// Cannot go on until someone acts (a full disk): keep every byte and wait.
@@ -97,7 +111,8 @@ struct DownloadStateMachine: Sendable {
     /// What callers see.
     var publicState: DownloadState {
         switch state {
-        case .queued: return .queued
+        // Waiting for its server without a slot is waiting for a slot, as `DownloadState` says.
+        case .queued, .waitingForServer, .dueForSlot: return .queued
         case .running, .waitingToRetry, .stopping: return .running
         case .paused: return .paused
         case .completed: return .completed
@@ -114,22 +129,52 @@ struct DownloadStateMachine: Sendable {
         }
     }
 
-    // MARK: Scheduler and timer events
-
-    /// The scheduler granted a slot.
-    mutating func slotGranted() -> Action {
-        guard case .queued = state else { preconditionFailure("slot granted to a download in state \(state)") }
-        state = .running(attempt: 1)
-        return .startTransfer(attempt: 1)
+    /// True from its first start until it stops: holding a slot, or waiting for its server
+    /// without one. What a shutdown pauses (and `invalidateAndCancel` keeps the bytes of).
+    var isUnderway: Bool {
+        switch state {
+        case .running, .waitingToRetry, .stopping, .waitingForServer, .dueForSlot: return true
+        default: return false
+        }
     }
 
-    /// A retry timer fired.
+    /// Between attempts after a transient failure, in either phase: `DownloadInfo.isWaitingToRetry`.
+    var isWaitingToRetry: Bool {
+        switch state {
+        case .waitingToRetry, .waitingForServer, .dueForSlot: return true
+        default: return false
+        }
+    }
+
+    // MARK: Scheduler and timer events
+
+    /// The scheduler granted a slot: to a queued download, or to one whose retry is due.
+    mutating func slotGranted() -> Action {
+        switch state {
+        case .queued:
+            state = .running(attempt: 1)
+            return .startTransfer(attempt: 1)
+        case .dueForSlot(let attempt):
+            state = .running(attempt: attempt)
+            return .startTransfer(attempt: attempt)
+        default:
+            preconditionFailure("slot granted to a download in state \(state)")
+        }
+    }
+
+    /// A retry timer fired. A quick retry starts in the slot it kept; a download waiting for
+    /// its server asks for a slot first.
     mutating func retryTimerFired() -> Action {
-        guard case .waitingToRetry(let attempt) = state else {
+        switch state {
+        case .waitingToRetry(let attempt):
+            state = .running(attempt: attempt)
+            return .startTransfer(attempt: attempt)
+        case .waitingForServer(let attempt):
+            state = .dueForSlot(attempt: attempt)
+            return .askForSlot
+        default:
             preconditionFailure("retry timer fired in state \(state)")
         }
-        state = .running(attempt: attempt)
-        return .startTransfer(attempt: attempt)
     }
 
     /// The transfer's bytes are all here and verified; placing the file is what is left.
@@ -161,7 +206,11 @@ struct DownloadStateMachine: Sendable {
             // placed file: reporting anything but completed would lie.
             state = .completed
             return .reportCompleted
-        case (.running(let attempt), .failed(let error, let retryDelay)):
+        case (.running(let attempt), .failed(let error, let retryDelay, let waiting)):
+            if let delay = retryDelay, waiting {
+                state = .waitingForServer(attempt: attempt + 1)
+                return .giveUpSlot(then: .scheduleRetry(attempt: attempt + 1, delay: delay))
+            }
             if let delay = retryDelay {
                 state = .waitingToRetry(attempt: attempt + 1)
                 return .scheduleRetry(attempt: attempt + 1, delay: delay)
@@ -216,7 +265,9 @@ struct DownloadStateMachine: Sendable {
             // A restart under way becomes a pause; the caller waits for the same transfer's end.
             state = .stopping(.pause)
             return .stopTransfer
-        case .waitingToRetry:
+        case .waitingToRetry, .waitingForServer, .dueForSlot:
+            // Whichever phase: the timer (if pending) is canceled and any slot or precedence
+            // given back; the download keeps a place in the queue, paused.
             state = .paused
             return .cancelRetryAndPause
         case .stopping(.pause), .paused:
@@ -235,7 +286,7 @@ struct DownloadStateMachine: Sendable {
         case .paused, .failed:
             state = .queued
             return .reportRequeued
-        case .queued, .running, .waitingToRetry:
+        case .queued, .running, .waitingToRetry, .waitingForServer, .dueForSlot:
             // Already going: resuming twice is harmless.
             return .none
         case .stopping(.pause):
@@ -262,7 +313,7 @@ struct DownloadStateMachine: Sendable {
             return .none
         case .stopping(.pause), .stopping(.cancel):
             return .rejected(HaulError(.invalidState, "the download is stopping; change it once it has stopped"))
-        case .queued, .waitingToRetry, .paused, .completed, .failed, .canceled:
+        case .queued, .waitingToRetry, .waitingForServer, .dueForSlot, .paused, .completed, .failed, .canceled:
             return .none
         }
     }
@@ -279,7 +330,7 @@ struct DownloadStateMachine: Sendable {
         case .running, .stopping(.pause), .stopping(.restart):
             state = .stopping(.cancel)
             return .stopTransfer
-        case .waitingToRetry:
+        case .waitingToRetry, .waitingForServer, .dueForSlot:
             state = .canceled
             return .cancelRetryAndDiscard
         case .stopping(.cancel), .canceled:

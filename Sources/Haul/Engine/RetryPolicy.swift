@@ -77,6 +77,13 @@ public struct RetryPolicy: Sendable, Hashable {
             return nil
         }
 
+        /// Whether the next attempt waits for a server that is gone (the quick retries are
+        /// used up): the download gives its slot back meanwhile.
+        var isWaiting: Bool {
+            if case .retry(_, let waiting) = self { return waiting }
+            return false
+        }
+
         /// The error the download reports: the attempt's while it retries.
         func error(for attemptError: HaulError) -> HaulError {
             if case .fail(let error) = self { return error }
@@ -85,13 +92,17 @@ public struct RetryPolicy: Sendable, Hashable {
     }
 
     /// Decides after attempt `nextAttempt - 1` failed with `error`. `addedAt` is when the
-    /// download was added (the start of its resource timeout); `jitter` is in [0, 1).
-    func decide(after error: HaulError, nextAttempt: Int, addedAt: Date, now: Date = Date(), jitter: Double) -> Decision {
+    /// download was added (the start of its resource timeout); `requestDeadline`, the
+    /// download's own (`DownloadRequest.waitDeadline`), replaces this policy's when set;
+    /// `jitter` is in [0, 1).
+    func decide(
+        after error: HaulError, nextAttempt: Int, addedAt: Date, requestDeadline: Date? = nil, now: Date = Date(), jitter: Double
+    ) -> Decision {
         guard error.isTransient else { return .fail(error) }
         if let quick = delay(after: error, nextAttempt: nextAttempt, jitter: jitter) {
             return .retry(after: quick, waiting: false)
         }
-        guard let deadline = deadline(addedAt: addedAt) else { return .fail(error) }
+        guard let deadline = requestDeadline ?? deadline(addedAt: addedAt) else { return .fail(error) }
         let left = deadline.timeIntervalSince(now)
         guard left > 0 else {
             return .fail(HaulError(

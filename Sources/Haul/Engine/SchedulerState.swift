@@ -13,6 +13,10 @@ import NIOCore
 /// A paused download keeps its place, as in aria2's single waiting queue: its entry is *held*,
 /// stays in its lane and is passed over by `admit` until it is released. Passing over held
 /// entries costs one step each per `admit` scan, like entries blocked by their host's limit.
+///
+/// A running download that waits for its server gives its slot back (`park`) and takes the
+/// next free one, ahead of the queue, once its retry is due (`markDue`): see `ReturningQueue`
+/// for the rule.
 struct SchedulerState: Sendable {
     struct Limits: Sendable, Hashable {
         /// Downloads fetching at once, across all hosts (see `handOver`).
@@ -62,6 +66,8 @@ struct SchedulerState: Sendable {
     private var runningPerHost: [String: Int] = [:]
     /// Downloads that gave their slot back before finishing (`handOver`).
     private var handedOver: Set<DownloadID> = []
+    /// Downloads that gave their slot back to wait for their server (`park`).
+    private var returning = ReturningQueue()
 
     init(limits: Limits) {
         precondition(limits.global >= 1, "the global limit must be at least 1")
@@ -71,8 +77,15 @@ struct SchedulerState: Sendable {
     /// Downloads waiting for a slot (held ones not counted).
     var queuedCount: Int { waiting.count - held.count }
     var runningCount: Int { runningHosts.count }
-    /// Whether the download holds a slot, or held one and handed it over without finishing.
-    func isAdmitted(_ id: DownloadID) -> Bool { runningHosts[id] != nil || handedOver.contains(id) }
+    /// Whether the download holds a slot, or held one and handed it over or parked it without
+    /// finishing (`finished` ends either).
+    func isAdmitted(_ id: DownloadID) -> Bool { runningHosts[id] != nil || handedOver.contains(id) || returning.contains(id) }
+    /// Whether the download waits for its server without a slot (parked, due or not).
+    func isReturning(_ id: DownloadID) -> Bool { returning.contains(id) }
+    /// Whether the download waits for its server without a slot and its retry is due.
+    func isDue(_ id: DownloadID) -> Bool { returning.isDue(id) }
+    /// Downloads waiting for their server without a slot, in the order they will take one.
+    func returningOrder() -> [DownloadID] { returning.order() }
     /// Whether the download waits for a slot (in the queue and not held).
     func isQueued(_ id: DownloadID) -> Bool { waiting[id] != nil && held[id] == nil }
     /// Whether the download is held (paused) at its place in the queue.
@@ -182,9 +195,26 @@ struct SchedulerState: Sendable {
         runningPerHost[host, default: 0] += 1
     }
 
-    /// A running download gave its slot back.
+    /// A running download waits for its server (after its quick retries): its slot goes to
+    /// the next download. It still counts for its group, and is admitted again ahead of the
+    /// queue once `markDue` (see `ReturningQueue`); `finished` ends it if it never is.
+    mutating func park(_ id: DownloadID) {
+        guard let host = runningHosts.removeValue(forKey: id) else { return }
+        leaveHost(host)
+        returning.park(id, host: host)
+    }
+
+    /// A parked download's retry is due: `admit` gives it the next free slot, before any
+    /// queued download. Returns false when it was not parked.
+    @discardableResult
+    mutating func markDue(_ id: DownloadID) -> Bool {
+        returning.markDue(id)
+    }
+
+    /// A running download gave its slot back, or a parked one stopped waiting (paused,
+    /// canceled).
     mutating func finished(_ id: DownloadID) {
-        if handedOver.remove(id) != nil {
+        if handedOver.remove(id) != nil || returning.remove(id) {
             leaveGroup(id)
             return
         }
@@ -200,9 +230,18 @@ struct SchedulerState: Sendable {
         if runningPerHost[host] == 0 { runningPerHost[host] = nil }
     }
 
-    /// Picks the downloads to start now and marks them running.
+    /// Picks the downloads to start now and marks them running: due parked downloads first,
+    /// then the queue.
     mutating func admit() -> [DownloadID] {
         var started: [DownloadID] = []
+        while runningHosts.count < limits.global, returning.dueCount > 0 {
+            let (perHost, counts) = (limits.perHost, runningPerHost)
+            let hostHasRoom = { (host: String) in perHost.map { counts[host, default: 0] < $0 } ?? true }
+            guard let (id, host) = returning.takeFirstDue(where: hostHasRoom) else { break }
+            runningHosts[id] = host
+            runningPerHost[host, default: 0] += 1
+            started.append(id)
+        }
         var laneIndex = 0
         while runningHosts.count < limits.global, queuedCount > 0, laneIndex < priorities.count {
             let priority = priorities[laneIndex]

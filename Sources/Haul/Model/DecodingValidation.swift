@@ -71,7 +71,8 @@ extension DownloadRequest {
 
     /// Decodes a request and checks what `add` checks before touching the file system: an
     /// http or https URL with a host, a file name that is one safe path component, `split`
-    /// in `splitRange`, a speed limit that is not negative, http or https mirrors, and valid checksums and headers
+    /// in `splitRange`, a speed limit that is not negative, http or https mirrors, a
+    /// `waitDeadline` that is an ISO 8601 date, and valid checksums and headers
     /// (checked by their own decoders). The directory is checked where it is used: `add`
     /// requires it to exist, and the daemon confines it on TCP.
     public init(from decoder: any Decoder) throws {
@@ -111,9 +112,51 @@ extension DownloadRequest {
             split: split,
             maxBytesPerSecond: limit,
             // Absent in requests encoded before mirrors existed: none.
-            mirrors: try container.optional("mirrors", as: [URL].self) ?? [])
+            mirrors: try container.optional("mirrors", as: [URL].self) ?? [],
+            // Absent in requests encoded before it existed, and in most others: none.
+            waitDeadline: try container.optional("waitDeadline", as: String.self).map { text in
+                try container.checked("waitDeadline") { () throws(HaulError) in try ISO8601Text.date(text) }
+            })
         let request = self
         try container.checked("mirrors") { () throws(HaulError) in try request.validateMirrors() }
+    }
+}
+
+extension DownloadRequest {
+    /// Writes the keys `init(from:)` reads, as the synthesised encoding would, except that
+    /// `waitDeadline` is an ISO 8601 date (in UTC, to the millisecond) rather than Foundation's
+    /// default number of seconds since 2001, so that people and other languages can write it.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: PropertyKey.self)
+        try container.encode(url, forKey: PropertyKey("url"))
+        try container.encode(mirrors, forKey: PropertyKey("mirrors"))
+        try container.encode(headers, forKey: PropertyKey("headers"))
+        try container.encode(directory, forKey: PropertyKey("directory"))
+        try container.encodeIfPresent(fileName, forKey: PropertyKey("fileName"))
+        try container.encode(checksums, forKey: PropertyKey("checksums"))
+        try container.encode(priority, forKey: PropertyKey("priority"))
+        try container.encode(conflictPolicy, forKey: PropertyKey("conflictPolicy"))
+        try container.encode(metadata, forKey: PropertyKey("metadata"))
+        try container.encodeIfPresent(split, forKey: PropertyKey("split"))
+        try container.encodeIfPresent(maxBytesPerSecond, forKey: PropertyKey("maxBytesPerSecond"))
+        try container.encodeIfPresent(waitDeadline.map(ISO8601Text.text), forKey: PropertyKey("waitDeadline"))
+    }
+}
+
+/// ISO 8601 dates as JSON text: `2026-12-01T18:00:00Z`, with or without fractional seconds
+/// and with any offset when read, in UTC with milliseconds when written.
+enum ISO8601Text {
+    static func date(_ text: String) throws(HaulError) -> Date {
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = fractional.date(from: text) ?? ISO8601DateFormatter().date(from: text) { return date }
+        throw HaulError(.invalidRequest, "'\(text)' is not an ISO 8601 date and time such as 2026-12-01T18:00:00Z")
+    }
+
+    static func text(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: date)
     }
 }
 

@@ -20,9 +20,11 @@ public struct DownloadInfo: Sendable, Hashable, Identifiable {
     public var error: HaulError?
     /// How many HTTP attempts were made.
     public var attempts: Int
-    /// True while a running download is between attempts: the last one failed with the
-    /// transient `error`, and the next starts after a delay (a quick retry, or a wait for a
-    /// server or network that is gone; see `RetryPolicy`).
+    /// True while a started download is between attempts: the last one failed with the
+    /// transient `error`, and the next starts after a delay. During the quick retries the
+    /// download keeps its slot (`state` is `.running`); once it waits for a server or network
+    /// that is gone (see `RetryPolicy`) it gives the slot back (`state` is `.queued`) and takes
+    /// the next free one, before downloads that never started, when its retry is due.
     public var isWaitingToRetry: Bool
     /// Offset the latest transfer resumed from (0 when it started from scratch).
     public var resumedFrom: Int64

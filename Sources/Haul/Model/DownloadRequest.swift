@@ -73,6 +73,13 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
     /// nil for none. The manager's global limit applies as well.
     /// `DownloadManager.setSpeedLimit(_:for:)` changes it while the download runs.
     public var maxBytesPerSecond: Int64?
+    /// This download's resource deadline: after the quick retries it waits for a server or
+    /// network that is gone until this moment, then fails with `.deadlineExceeded`. It
+    /// replaces the manager's (`RetryPolicy.waitLimit` and `waitDeadline`), earlier or later,
+    /// and makes the download wait even when the manager's policy does not. Default nil: the
+    /// manager's policy decides. As there, it ends waiting, not a transfer under way. In JSON
+    /// (the daemon's `haul.add`) an ISO 8601 date: `"2026-12-01T18:00:00Z"`.
+    public var waitDeadline: Date?
 
     public init(
         url: URL,
@@ -85,7 +92,8 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
         metadata: [String: String] = [:],
         split: Int? = nil,
         maxBytesPerSecond: Int64? = nil,
-        mirrors: [URL] = []
+        mirrors: [URL] = [],
+        waitDeadline: Date? = nil
     ) {
         self.url = url
         self.mirrors = mirrors
@@ -98,6 +106,7 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
         self.metadata = metadata
         self.split = split
         self.maxBytesPerSecond = maxBytesPerSecond
+        self.waitDeadline = waitDeadline
     }
 
     /// `url`, then each mirror not already listed: every URL the bytes may come from, in order.

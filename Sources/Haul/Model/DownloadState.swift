@@ -1,8 +1,10 @@
 /// Where a download is in its life, as callers see it.
 public enum DownloadState: String, Sendable, Hashable, Codable, CaseIterable {
-    /// Waiting for a free slot in the scheduler.
+    /// Waiting for a free slot in the scheduler: not started yet, or waiting for a server that
+    /// is gone after the quick retries (`DownloadInfo.isWaitingToRetry`), which gives the slot
+    /// back until the retry is due and then takes the next free one before the others.
     case queued
-    /// Holding a slot: transferring, or waiting to retry after a transient failure.
+    /// Holding a slot: transferring, or between quick retries after a transient failure.
     case running
     /// Stopped by request; bytes and resume state are kept.
     case paused

@@ -16,7 +16,8 @@ extension DownloadManager {
         switch action {
         // Starting is not worth a write: recovery treats running and queued alike. Slot
         // moves are not stored at all; a wrapped action decides for itself.
-        case .none, .rejected, .stopTransfer, .startTransfer, .handOverSlot, .reclaimSlot, .leaveQueue, .holdInQueue: break
+        case .none, .rejected, .stopTransfer, .startTransfer, .handOverSlot, .reclaimSlot, .leaveQueue, .holdInQueue, .giveUpSlot,
+             .askForSlot: break
         default: markDirty(id)
         }
         switch action {
@@ -37,6 +38,16 @@ extension DownloadManager {
             scheduler.hold(id)
             perform(next, for: id)
             return
+        case .giveUpSlot(let next):
+            // The wait is announced (its timer cannot fire before this turn ends), then the slot
+            // goes to the next download at once: nothing waits on a server that is gone.
+            perform(next, for: id)
+            scheduler.park(id)
+            admitQueued()
+            return
+        case .askForSlot:
+            scheduler.markDue(id)
+            admitQueued()
         case .startTransfer(let attempt):
             startTransfer(id, attempt: attempt)
         case .stopTransfer:
@@ -193,10 +204,10 @@ extension DownloadManager {
                 // Quick retries, then waiting for the server until the resource deadline.
                 let decision = configuration.retry.decide(
                     after: attemptError, nextAttempt: record.details.attempts + 1, addedAt: record.createdAt,
-                    jitter: Double.random(in: 0..<1))
+                    requestDeadline: record.kept.waitDeadline, jitter: Double.random(in: 0..<1))
                 let error = decision.error(for: attemptError)
                 record.details.error = error
-                outcome = .failed(error, retryDelay: decision.delay)
+                outcome = .failed(error, retryDelay: decision.delay, waiting: decision.isWaiting)
             case .stopped:
                 outcome = .stopped
             case .verified:
@@ -219,7 +230,11 @@ extension DownloadManager {
 
     private func retryTimerFired(_ id: DownloadID) {
         // A timer canceled after it woke must not restart a download that was paused meanwhile.
-        guard var record = records[id], case .waitingToRetry = record.machine.state, !Task.isCancelled else { return }
+        guard var record = records[id], !Task.isCancelled else { return }
+        switch record.machine.state {
+        case .waitingToRetry, .waitingForServer: break
+        default: return
+        }
         record.details.retryTimer = nil
         let action = record.machine.retryTimerFired()
         records[id] = record
@@ -227,7 +242,7 @@ extension DownloadManager {
     }
 
     /// Gives the download's slot back, if it holds one (a queued download paused or canceled
-    /// holds none).
+    /// holds none), or its place ahead of the queue, if it waits for its server.
     private func releaseSlot(_ id: DownloadID) {
         guard scheduler.isAdmitted(id) else { return }
         scheduler.finished(id)

@@ -98,9 +98,13 @@ extension DownloadManager {
     /// Queued and paused downloads in the queue's one order, as aria2's waiting queue: a
     /// paused download keeps its place (it is passed over until resumed), and one paused
     /// while running goes to the front of its priority. Failed downloads have no place.
+    /// Downloads waiting for their server without a slot (`DownloadInfo.isWaitingToRetry`,
+    /// state `.queued`) come first, in the order they will take a slot again: they take the
+    /// next free slots before anything that never started (see `ReturningQueue`).
     /// `moveInQueue` indices refer to this order. O(queue).
     public func waitingInQueueOrder() -> [DownloadID] {
-        scheduler.waitingOrder()
+        let returning = scheduler.returningOrder()
+        return returning.isEmpty ? scheduler.waitingOrder() : returning + scheduler.waitingOrder()
     }
 
     // MARK: Adding
@@ -119,7 +123,9 @@ extension DownloadManager {
     /// Moves a queued or paused download to `index` of `waitingInQueueOrder()` (clamped to
     /// the queue) and returns the index it now has; a paused one stays paused at its new
     /// place. Throws `.unknownDownload`, or `.invalidState` when the download has no place in
-    /// the queue (running, failed or finished downloads).
+    /// the queue (running, failed or finished downloads, and those waiting for their server,
+    /// whose precedence over the queue is not a place in it; pausing one gives it a place).
+    /// Downloads waiting for their server stay ahead of every index.
     ///
     /// The rule is `QueueMove`'s: the download takes the priority of its new predecessor and
     /// those behind it in that priority are queued again after it. Its request's `priority`
@@ -128,14 +134,18 @@ extension DownloadManager {
     @discardableResult
     public func moveInQueue(_ id: DownloadID, toIndex index: Int) throws(HaulError) -> Int {
         guard let record = records[id] else { throw unknown(id) }
+        if scheduler.isReturning(id) {
+            throw HaulError(.invalidState, "download \(id) is waiting for its server; it takes the next free slot once its retry is due, ahead of the queue, so it cannot be moved in it (pause it first)")
+        }
         guard record.machine.state == .queued || record.machine.state == .paused, scheduler.hasPlace(id) else {
             throw HaulError(.invalidState, "download \(id) is \(record.machine.publicState.rawValue), not waiting in the queue")
         }
+        let ahead = scheduler.returningOrder().count
         let priorityOf = { (other: DownloadID) in self.records[other]?.kept.priority ?? 0 }
-        guard let move = QueueMove(moving: id, in: waitingInQueueOrder(), to: index, priorityOf: priorityOf) else {
+        guard let move = QueueMove(moving: id, in: scheduler.waitingOrder(), to: max(0, index - ahead), priorityOf: priorityOf) else {
             throw HaulError(.invalidState, "download \(id) is not waiting in the queue")
         }
-        guard !move.requeue.isEmpty else { return move.index }
+        guard !move.requeue.isEmpty else { return move.index + ahead }
         records[id]?.kept.priority = move.priority
         markWholeRowDirty(id)
         for other in move.requeue {
@@ -144,7 +154,7 @@ extension DownloadManager {
             scheduler.dequeue(other)
             enqueueForScheduling(record, held: held)
         }
-        return move.index
+        return move.index + ahead
     }
 
     /// The global limit of downloads fetching at once, as it is now.
@@ -167,20 +177,24 @@ extension DownloadManager {
     /// the running ones go to the front, in the order they were added.
     public func pauseAll() async {
         var stopping: [DownloadID] = []
+        var ran: Set<DownloadID> = []
         for wanted in [DownloadState.queued, .running] {
             for id in order where records[id]?.machine.publicState == wanted {
                 guard var record = records[id] else { continue }
+                // Those waiting for their server (shown queued) ran too.
+                let wasUnderway = record.machine.isUnderway
                 let action = record.machine.pause()
                 records[id] = record
                 if case .rejected = action { continue }
                 perform(action, for: id)
+                if wasUnderway { ran.insert(id) }
                 if case .stopTransfer = action { stopping.append(id) }
             }
         }
         for id in stopping { await waitUntilStopped(id) }
         // Each went to the front of its priority as it stopped, in whatever order they
         // stopped; as a batch they take the front in the order they were added.
-        for id in stopping.reversed() where scheduler.isHeld(id) {
+        for id in order.reversed() where ran.contains(id) && scheduler.isHeld(id) {
             guard let record = records[id] else { continue }
             scheduler.dequeue(id)
             enqueueForScheduling(record, held: true, atFront: true)
@@ -216,7 +230,7 @@ extension DownloadManager {
         switch (record.machine.state, sameHost) {
         case (.running, true), (.stopping(.restart), true):
             try await restartInSlot(id, with: new)
-        case (.running, false), (.waitingToRetry, false):
+        case (.running, false), (.waitingToRetry, false), (.waitingForServer, false), (.dueForSlot, false):
             // The new host's limit must count: it queues again for a slot there.
             try await pause(id)
             try replaceIdle(id, with: new)
@@ -248,7 +262,7 @@ extension DownloadManager {
     private func replaceIdle(_ id: DownloadID, with request: DownloadRequest) throws(HaulError) {
         guard let record = records[id] else { throw unknown(id) }
         switch record.machine.state {
-        case .queued, .paused, .waitingToRetry:
+        case .queued, .paused, .waitingToRetry, .waitingForServer, .dueForSlot:
             break
         case .completed, .failed, .canceled:
             throw HaulError(.invalidState, "a \(record.machine.publicState.rawValue) download cannot be changed")

@@ -20,7 +20,8 @@ extension DownloadManager {
     public func invalidateAndCancel() async {
         let queued = order.filter { records[$0]?.machine.state == .queued }
         for id in queued { try? await cancel(id) }
-        let running = order.filter { records[$0]?.machine.holdsSlot == true }
+        // Started ones, those waiting for their server without a slot included.
+        let running = order.filter { records[$0]?.machine.isUnderway == true }
         for id in running { try? await pause(id) }
     }
 }

@@ -307,7 +307,7 @@ public actor DownloadManager {
     public func shutdown() async {
         guard !isShutDown else { return }
         isShutDown = true
-        for id in order where records[id]?.machine.holdsSlot == true {
+        for id in order where records[id]?.machine.isUnderway == true {
             try? await pause(id)
         }
         for id in order { scheduler.dequeue(id) }

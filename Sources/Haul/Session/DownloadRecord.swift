@@ -61,7 +61,7 @@ extension DownloadManager {
             info.verifiedChecksums = details.verifiedChecksums
             info.error = details.error
             info.attempts = details.attempts
-            if case .waitingToRetry = machine.state { info.isWaitingToRetry = true }
+            info.isWaitingToRetry = machine.isWaitingToRetry
             info.resumedFrom = details.resumedFrom
             return info
         }

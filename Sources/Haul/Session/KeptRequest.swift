@@ -41,6 +41,7 @@ struct KeptRequest: Sendable, Hashable {
         get { rest.maxBytesPerSecond }
         set { rest.maxBytesPerSecond = newValue }
     }
+    var waitDeadline: Date? { rest.waitDeadline }
 
     /// The same bytes and destination as another request (see `DownloadRequest.identity`).
     var identity: RequestIdentity { identity(directoryPath: rest.directory.standardizedFileURL.path) }

@@ -209,21 +209,26 @@ enum StoredURL {
 }
 
 /// A request's transfer options as stored: `{"maxBytesPerSecond":1048576,"split":4}`, or no
-/// value at all (NULL) when it has none, which is nearly always.
+/// value at all (NULL) when it has none, which is nearly always. `waitDeadline` is in seconds
+/// since Foundation's reference date, as `StoredDate` (exact on the way back); rows written
+/// before it existed have no such key and read as nil.
 struct TransferOptionsColumn: Codable {
     var split: Int?
     var maxBytesPerSecond: Int64?
+    var waitDeadline: Double?
 
     /// Nil when the request has no option to keep.
     init?(_ request: borrowing KeptRequest) {
-        guard request.split != nil || request.maxBytesPerSecond != nil else { return nil }
+        guard request.split != nil || request.maxBytesPerSecond != nil || request.waitDeadline != nil else { return nil }
         split = request.split
         maxBytesPerSecond = request.maxBytesPerSecond
+        waitDeadline = request.waitDeadline?.timeIntervalSinceReferenceDate
     }
 
     func apply(to request: inout DownloadRequest) {
         request.split = split
         request.maxBytesPerSecond = maxBytesPerSecond
+        request.waitDeadline = waitDeadline.map(StoredDate.date)
     }
 }
 

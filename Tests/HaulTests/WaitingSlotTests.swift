@@ -1,0 +1,199 @@
+import Foundation
+@testable import Haul
+import HaulTestServer
+import HaulTestSupport
+import Testing
+
+/// A download waiting for a server that is gone gives up its slot: with one slot, a download
+/// from a live server proceeds meanwhile, and the waiting one takes the next free slot once its
+/// server is back.
+@Suite("Waiting downloads give their slot back", .timeLimit(.minutes(1)))
+struct WaitingSlotTests {
+    /// One slot, no quick retries, waiting allowed for an hour, retries at most 100 ms apart.
+    static func oneSlotWaiting() -> DownloadManager.Configuration {
+        var configuration = Support.fastConfiguration(maxConcurrent: 1)
+        configuration.retry = RetryPolicy(
+            maxRetries: 0, baseDelay: .milliseconds(20), maxDelay: .milliseconds(50), waitLimit: .seconds(3600),
+            waitingMaxDelay: .milliseconds(100))
+        return configuration
+    }
+
+    /// Polls `condition` every 20 ms until it holds; the suite's time limit bounds the wait.
+    static func poll(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else { throw TestFailure("timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// With one slot, A (first in the queue) is refused by a port nothing listens on and waits;
+    /// B, from a live server and throttled so that A's retries come due while it runs, completes
+    /// meanwhile. A is shown queued and waiting (not active, not failed), ahead of the queue,
+    /// and cannot be moved in it. Then A's server comes up on its port and A completes with the
+    /// right bytes; the group completes with both.
+    @Test func liveDownloadProceedsWhileADeadOneWaits() async throws {
+        let port = try LoopbackPort.free()
+        let dir = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await withTestServer { live in
+            try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
+                let dead = DownloadRequest(
+                    url: URL(string: "http://127.0.0.1:\(port)/file/a.bin?size=300000&seed=21")!, directory: dir, fileName: "a.bin")
+                let alive = Support.request(live, "/file/b.bin", ["size": "400000", "seed": "22", "rate": "200000"], in: dir, name: "b.bin")
+                let ids = try await manager.addMembers([dead, alive], toGroup: "g")
+                let (a, b) = (ids[0], ids[1])
+                let group = try #require(await manager.group(named: "g"))
+
+                // Polled, not awaited: an engine that kept A in the slot would never start B,
+                // and the test must fail rather than hang. While B runs (2 s) it holds the one
+                // slot, so A, refused before B could start, can only be waiting without one.
+                try await Self.poll("B to run while A waits") {
+                    let (aNow, bNow) = (await manager.info(a), await manager.info(b))
+                    return bNow?.state == .running && aNow?.state == .queued && aNow?.isWaitingToRetry == true
+                }
+                let aWaiting = try #require(await manager.info(a))
+                #expect(aWaiting.error?.code == .connectionFailed)
+                let counts = await manager.stateCounts()
+                #expect(counts.running == 1 && counts.queued == 1)
+                #expect(await manager.waitingInQueueOrder() == [a])
+                #expect(await manager.downloadIDs(inStates: [.running]) == [b])
+                await #expect(throws: HaulError.self) { try await manager.moveInQueue(a, toIndex: 0) }
+
+                try await Self.poll("B to finish while A waits") { await manager.info(b)?.state.isTerminal == true }
+                let bInfo = try await manager.finished(b)
+                #expect(bInfo.state == .completed, "\(String(describing: bInfo.error))")
+                #expect(Support.contents(dir.appendingPathComponent("b.bin")) == TestContent.bytes(seed: 22, size: 400_000))
+                let aAfter = try #require(await manager.info(a))
+                #expect(aAfter.state != .failed)
+                #expect(aAfter.attempts >= 2, "A's retries came due while B ran")
+
+                let server = try await TestServer.start(port: port)
+                try await Self.poll("A to finish") { await manager.info(a)?.state.isTerminal == true }
+                let aInfo = try await manager.finished(a)
+                try await server.shutdown()
+                #expect(aInfo.state == .completed, "\(String(describing: aInfo.error))")
+                #expect(!aInfo.isWaitingToRetry)
+                #expect(Support.contents(dir.appendingPathComponent("a.bin")) == TestContent.bytes(seed: 21, size: 300_000))
+                let summary = await group.completion
+                #expect(summary.completed.count == 2 && summary.failed.isEmpty)
+            }
+        }
+    }
+
+    /// A waiting download can be paused (it keeps a place in the queue, at the front), resumed
+    /// (it starts again from that place once a slot is free), and canceled; none of it takes
+    /// a slot from the live download running meanwhile.
+    @Test func pauseResumeAndCancelWhileWaiting() async throws {
+        let port = try LoopbackPort.free()
+        let dir = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
+            let first = try await manager.add(DownloadRequest(
+                url: URL(string: "http://127.0.0.1:\(port)/file/p.bin?size=1000&seed=1")!, directory: dir, fileName: "p.bin"))
+            try await Self.poll("the first download to wait") { await manager.info(first)?.isWaitingToRetry == true }
+            let second = try await manager.add(DownloadRequest(
+                url: URL(string: "http://127.0.0.1:\(port)/file/q.bin?size=1000&seed=2")!, directory: dir, fileName: "q.bin"))
+            // The second one got the slot the first gave back, and waits too.
+            try await Self.poll("the second download to wait") { await manager.info(second)?.isWaitingToRetry == true }
+            // Each is tried now and then (and holds the slot for that moment); both are listed
+            // whenever neither is being tried.
+            try await Self.poll("both to wait without a slot") { Set(await manager.waitingInQueueOrder()) == [first, second] }
+
+            try await manager.pause(first)
+            #expect(await manager.info(first)?.state == .paused)
+            #expect(await manager.info(first)?.isWaitingToRetry == false)
+            #expect(await manager.waitingInQueueOrder().last == first, "paused, it has a place in the queue, behind the one waiting for its server")
+            try await manager.cancel(second)
+            #expect(await manager.info(second)?.state == .canceled)
+            #expect(await manager.waitingInQueueOrder() == [first])
+
+            try await manager.resume(first)
+            try await Self.poll("the resumed download to wait again") { await manager.info(first)?.isWaitingToRetry == true }
+            let server = try await TestServer.start(port: port)
+            try await Self.poll("the download to finish") { await manager.info(first)?.state.isTerminal == true }
+            let info = try await manager.finished(first)
+            try await server.shutdown()
+            #expect(info.state == .completed, "\(String(describing: info.error))")
+            #expect(Support.contents(dir.appendingPathComponent("p.bin")) == TestContent.bytes(seed: 1, size: 1000))
+        }
+    }
+
+    /// Changing the request of a waiting download: on the same server it keeps waiting, with
+    /// the new request; moved to a live server, it is queued there and completes from it.
+    @Test func changingTheRequestWhileWaiting() async throws {
+        let port = try LoopbackPort.free()
+        let dir = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await withTestServer { live in
+            try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
+                let id = try await manager.add(DownloadRequest(
+                    url: URL(string: "http://127.0.0.1:\(port)/file/old.bin?size=1000&seed=3")!, directory: dir, fileName: "c.bin"))
+                try await Self.poll("the download to wait") { await manager.info(id)?.isWaitingToRetry == true }
+                let sameServer = DownloadRequest(
+                    url: URL(string: "http://127.0.0.1:\(port)/file/new.bin?size=1000&seed=4")!, directory: dir, fileName: "c.bin")
+                try await manager.replaceRequest(id, with: sameServer)
+                let changed = try #require(await manager.info(id))
+                #expect(changed.state == .queued && changed.isWaitingToRetry)
+                #expect(changed.request.url == sameServer.url)
+
+                let moved = Support.request(live, "/file/moved.bin", ["size": "2000", "seed": "5"], in: dir, name: "c.bin")
+                try await manager.replaceRequest(id, with: moved)
+                try await Self.poll("the moved download to finish") { await manager.info(id)?.state.isTerminal == true }
+                let info = try #require(await manager.info(id))
+                #expect(info.state == .completed, "\(String(describing: info.error))")
+                #expect(Support.contents(dir.appendingPathComponent("c.bin")) == TestContent.bytes(seed: 5, size: 2000))
+            }
+        }
+    }
+
+    /// `pauseAll` with one download waiting for its server and one running: both ran, so both
+    /// go to the front of the queue, in the order they were added, before the queued one.
+    @Test func pauseAllPutsWaitingAndRunningFirstInAddedOrder() async throws {
+        let port = try LoopbackPort.free()
+        let dir = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await withTestServer { live in
+            try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
+                let dead = try await manager.add(DownloadRequest(
+                    url: URL(string: "http://127.0.0.1:\(port)/file/d.bin")!, directory: dir, fileName: "d.bin"))
+                let slow = try await manager.add(Support.request(
+                    live, "/file/s.bin", ["size": "400000", "seed": "6", "rate": "100000"], in: dir, name: "s.bin"))
+                let last = try await manager.add(Support.request(live, "/file/l.bin", ["size": "100", "seed": "7"], in: dir, name: "l.bin"))
+                try await Self.poll("the live download to run while the dead one waits") {
+                    let (deadNow, slowNow) = (await manager.info(dead), await manager.info(slow))
+                    return slowNow?.state == .running && deadNow?.isWaitingToRetry == true
+                }
+                await manager.pauseAll()
+                #expect(await manager.waitingInQueueOrder() == [dead, slow, last])
+                for id in [dead, slow, last] { #expect(await manager.info(id)?.state == .paused) }
+            }
+        }
+    }
+
+    /// The client's "force quit" (`invalidateAndCancel`) treats a download waiting for its
+    /// server as one that ran: paused with what it has kept, not canceled and not left waiting,
+    /// like the running one; the one that never started is canceled.
+    @Test func invalidateAndCancelPausesAWaitingDownload() async throws {
+        let port = try LoopbackPort.free()
+        let dir = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await withTestServer { live in
+            try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
+                let waiting = try await manager.add(DownloadRequest(
+                    url: URL(string: "http://127.0.0.1:\(port)/file/w.bin")!, directory: dir, fileName: "w.bin"))
+                let running = try await manager.add(Support.request(
+                    live, "/file/r.bin", ["size": "400000", "seed": "8", "rate": "100000"], in: dir, name: "r.bin"))
+                let queued = try await manager.add(Support.request(live, "/file/q.bin", ["size": "100", "seed": "9"], in: dir, name: "q.bin"))
+                try await Self.poll("the live download to run while the dead one waits") {
+                    let (waitingNow, runningNow) = (await manager.info(waiting), await manager.info(running))
+                    return runningNow?.state == .running && waitingNow?.isWaitingToRetry == true
+                }
+                await manager.invalidateAndCancel()
+                #expect(await manager.info(waiting)?.state == .paused)
+                #expect(await manager.info(running)?.state == .paused)
+                #expect(await manager.info(queued)?.state == .canceled)
+            }
+        }
+    }
+}
