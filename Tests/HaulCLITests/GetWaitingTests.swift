@@ -16,8 +16,13 @@ import Glibc
     /// finishes with the right content, and no byte is fetched twice.
     @Test func waitsForAServerThatComesBack() async throws {
         let size = 400_000
-        let port = try LoopbackPort.free()
+        // Held bound (connections refused) so that no other server of the run takes it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let port = reserved.port
         let tool = try #require(LineProcess.builtProduct("haul-test-server"), "haul-test-server is not built")
+        // Below the ephemeral range, so nothing else takes it once this server is gone.
+        reserved.release()
         let first = try LineProcess(executable: tool, arguments: ["--port", "\(port)"], timeout: .seconds(100))
         #expect(await LineProcess.firstLine(of: first.output, matching: { $0.contains("listening on") }) != nil)
         try await withTemporaryDirectory { directory in
@@ -70,7 +75,10 @@ import Glibc
     /// first waits without its slot, so the live file lands while it waits; then its server
     /// comes up on its port and it lands too, and the run exits 0.
     @Test func liveFileLandsWhileADeadOneWaits() async throws {
-        let port = try LoopbackPort.free()
+        // Held bound (connections refused) so that no other server of the run takes it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let port = reserved.port
         try await withTestServer { live in
             try await withTemporaryDirectory { directory in
                 let run = try HaulProcess([
@@ -87,6 +95,8 @@ import Glibc
                 #expect(before.contains { $0.event == "retrying" && $0.waiting == true })
                 #expect(!before.contains { $0.event == "failed" })
 
+                reserved.release()
+
                 let server = try await TestServer.start(port: port)
                 let result = await run.result()
                 try await server.shutdown()
@@ -100,7 +110,10 @@ import Glibc
     /// gave up waiting, and why.
     @Test func deadlineEndsTheWait() async throws {
         // A port nothing listens on.
-        let url = "http://127.0.0.1:\(try LoopbackPort.free())/file/never.bin"
+        // Held bound (connections refused) so that no other server of the run takes it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let url = "http://127.0.0.1:\(reserved.port)/file/never.bin"
         try await withTemporaryDirectory { directory in
             let result = try await HaulProcess.run([
                 "get", "--json", "--retries", "0", "--retry-wait", "0.1", "--retry-until", "1.5s", url,

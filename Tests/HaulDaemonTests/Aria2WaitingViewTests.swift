@@ -25,7 +25,10 @@ import Testing
             maxRetries: 0, baseDelay: .milliseconds(20), maxDelay: .milliseconds(50), waitLimit: .seconds(3600),
             waitingMaxDelay: .milliseconds(100))
         try await Aria2Fixture.run(maxConcurrent: 1, retry: retry) { f in
-            let dead = try await f.add("http://127.0.0.1:\(try LoopbackPort.free())/file/dead.bin")
+            // Held bound (connections refused) so that no other server of the run takes it.
+            let reserved = try ReservedPort()
+            defer { reserved.release() }
+            let dead = try await f.add("http://127.0.0.1:\(reserved.port)/file/dead.bin")
             let live = try await f.add(f.url("live.bin", size: 400_000, seed: 4, rate: 200_000))
             try await Self.poll("the live download to run while the dead one waits") {
                 let deadStatus = try await f.status(dead, ["status", "errorMessage"])

@@ -19,8 +19,13 @@ import Darwin
         let size = 400_000
         let directory = try ServerTestDirectory()
         defer { directory.remove() }
-        let port = try LoopbackPort.free()
+        // Held bound (connections refused) so that no other server of the run takes it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let port = reserved.port
         let tool = try #require(LineProcess.builtProduct("haul-test-server"), "haul-test-server is not built")
+        // Below the ephemeral range, so nothing else takes it once this server is gone.
+        reserved.release()
         let first = try LineProcess(executable: tool, arguments: ["--port", "\(port)"], timeout: .seconds(100))
         #expect(await LineProcess.firstLine(of: first.output, matching: { $0.contains("listening on") }) != nil)
         let socket = directory.child("haul.sock")

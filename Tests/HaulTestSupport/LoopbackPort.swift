@@ -43,3 +43,70 @@ public enum LoopbackPort {
         return address
     }
 }
+
+/// A loopback port held bound without listening, for a test of a server that is down:
+/// connections to it are refused until `release()`, after which the test may start its server
+/// there.
+///
+/// The port is below the kernel's ephemeral range: ports that the kernel hands out (to a server
+/// bound to port 0, to `LoopbackPort.free()`, or as the local end of a connection) never
+/// include it. A port from `LoopbackPort.free()` was free only when asked: in full test runs
+/// another test's server took such a port within seconds and the "dead" URL answered, and a
+/// port held bound inside the range made the next bind to port 0 fail.
+public final class ReservedPort: @unchecked Sendable {
+    public let port: Int
+    private let lock = NSLock()
+    private var descriptor: Int32?
+
+    /// Binds a socket to a free loopback port below the ephemeral range and keeps it.
+    public init() throws {
+        let firstEphemeral = Self.firstEphemeralPort()
+        let low = max(1024, firstEphemeral / 2)
+        for _ in 0..<200 {
+            let candidate = Int.random(in: low..<firstEphemeral)
+            if let fd = Self.bound(to: candidate) {
+                port = candidate
+                descriptor = fd
+                return
+            }
+        }
+        throw ChildProcessError("no free loopback port below \(firstEphemeral)")
+    }
+
+    /// Lets the port go, right before a server of the test starts on it. Idempotent.
+    public func release() {
+        lock.lock()
+        defer { lock.unlock() }
+        if let fd = descriptor { close(fd) }
+        descriptor = nil
+    }
+
+    deinit { release() }
+
+    private static func bound(to port: Int) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        // Not inherited by the processes a test starts meanwhile: a child holding it would
+        // keep the port bound after `release()`.
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// The low end of the kernel's ephemeral port range (Linux's default when unknown).
+    private static func firstEphemeralPort() -> Int {
+        let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        let low = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).first.flatMap { Int($0) }
+        return low.map { max(2048, $0) } ?? 32768
+    }
+}

@@ -108,7 +108,10 @@ struct MirrorDownloadTests {
     /// With one connection, a first URL that refuses connections is passed over for the mirror.
     @Test func unreachablePrimaryFailsOverToTheMirror() async throws {
         try await withTestServer { server in
-            let dead = URL(string: "http://127.0.0.1:\(try LoopbackPort.free())/file/m.bin")!
+            // Held bound (connections refused) so that no other server of the run takes it.
+            let reserved = try ReservedPort()
+            defer { reserved.release() }
+            let dead = URL(string: "http://127.0.0.1:\(reserved.port)/file/m.bin")!
             let mirror = Self.url(server, "/file/m.bin", seed: 303, ["ranges": "0"])
             try await Self.fetchVerified(dead, mirrors: [mirror], seed: 303, configuration: Support.fastConfiguration())
             #expect(server.requests(forKey: "/file/m.bin").count == 1)
@@ -167,7 +170,10 @@ struct MirrorDownloadTests {
     @Test func connectionsPerServerAreCapped() async throws {
         try await withTestServer { origin in
             let primary = Self.url(origin, "/file/m.bin", seed: 309, ["rate": "\(1 << 20)"])
-            let dead = URL(string: "http://127.0.0.1:\(try LoopbackPort.free())/file/m.bin")!
+            // Held bound (connections refused) so that no other server of the run takes it.
+            let reserved = try ReservedPort()
+            defer { reserved.release() }
+            let dead = URL(string: "http://127.0.0.1:\(reserved.port)/file/m.bin")!
             var configuration = Self.splitting(split: 4, perServer: 2)
             configuration.minSegmentSize = 256 << 10
             try await Self.fetchVerified(primary, mirrors: [dead], seed: 309, configuration: configuration)
@@ -180,7 +186,10 @@ struct MirrorDownloadTests {
     @Test func fullServerIsWaitedForNotGivenUp() async throws {
         try await withTestServer { origin in
             let primary = Self.url(origin, "/file/m.bin", seed: 310, ["rate": "\(512 << 10)", "status": "200,503,503,503,503,503,200"])
-            let dead = URL(string: "http://127.0.0.1:\(try LoopbackPort.free())/file/m.bin")!
+            // Held bound (connections refused) so that no other server of the run takes it.
+            let reserved = try ReservedPort()
+            defer { reserved.release() }
+            let dead = URL(string: "http://127.0.0.1:\(reserved.port)/file/m.bin")!
             var configuration = Self.splitting(split: 3, perServer: 3)
             configuration.retry = RetryPolicy(maxRetries: 0, baseDelay: .milliseconds(5), maxDelay: .milliseconds(20))
             try await Self.fetchVerified(primary, mirrors: [dead], seed: 310, configuration: configuration)

@@ -34,7 +34,10 @@ struct ProxyRefusalTests {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
             var configuration = Support.fastConfiguration(retries: 2)
-            let port = try LoopbackPort.free()
+            // Held bound (connections refused) so that no other server of the run takes it.
+            let reserved = try ReservedPort()
+            defer { reserved.release() }
+            let port = reserved.port
             configuration.proxy = ProxySettings(http: ProxySettings.Proxy(host: "127.0.0.1", port: port, kind: .socks5))
             let info = try await Support.downloadOne(Support.request(server, "/file/x.bin", ["size": "1000"], in: dir), configuration: configuration)
             #expect(info.state == .failed)

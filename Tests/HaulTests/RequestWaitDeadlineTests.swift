@@ -77,7 +77,10 @@ struct RequestWaitDeadlineTests {
     /// In a session that waits for an hour, a download whose own deadline passes fails with
     /// `.deadlineExceeded`, while another of the same session without one keeps waiting.
     @Test func aPassedDeadlineFailsOnlyItsDownload() async throws {
-        let port = try LoopbackPort.free()
+        // Held bound (connections refused) so that no other server of the run takes it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let port = reserved.port
         let dir = try Support.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         var configuration = Support.fastConfiguration(maxConcurrent: 1)
@@ -89,7 +92,7 @@ struct RequestWaitDeadlineTests {
             let keeps = try await manager.add(DownloadRequest(url: url("keeps.bin"), directory: dir))
             let short = try await manager.add(DownloadRequest(
                 url: url("short.bin"), directory: dir, waitDeadline: Date().addingTimeInterval(1)))
-            try await WaitingSlotTests.poll("the download with a deadline to fail") {
+            try await WaitingSlotTests.poll("the download with a deadline to fail", in: manager) {
                 await manager.info(short)?.state == .failed
             }
             let failed = try #require(await manager.info(short))
@@ -97,7 +100,7 @@ struct RequestWaitDeadlineTests {
             #expect(failed.error?.message.contains("gave up waiting") == true)
             #expect(failed.error?.message.contains("connection refused") == true)
             // The other is tried now and then (holding the slot for that moment) and waits between.
-            try await WaitingSlotTests.poll("the other to be waiting") {
+            try await WaitingSlotTests.poll("the other to be waiting", in: manager) {
                 let other = await manager.info(keeps)
                 return other?.state == .queued && other?.isWaitingToRetry == true
             }

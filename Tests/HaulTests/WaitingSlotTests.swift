@@ -19,10 +19,18 @@ struct WaitingSlotTests {
     }
 
     /// Polls `condition` every 20 ms until it holds; the suite's time limit bounds the wait.
-    static func poll(_ what: String, _ condition: () async throws -> Bool) async throws {
+    /// On a timeout, the failure lists `manager`'s downloads as they are then.
+    static func poll(_ what: String, in manager: DownloadManager? = nil, _ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while try await !condition() {
-            guard ContinuousClock.now < deadline else { throw TestFailure("timed out waiting for \(what)") }
+            guard ContinuousClock.now < deadline else {
+                let downloads = await manager?.downloads() ?? []
+                let states = downloads.map { info in
+                    "\(info.request.url.lastPathComponent): \(info.state) waiting \(info.isWaitingToRetry) attempts \(info.attempts) "
+                        + "error \(info.error?.message ?? "none")"
+                }
+                throw TestFailure("timed out waiting for \(what); downloads: \(states.joined(separator: "; "))")
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -33,7 +41,10 @@ struct WaitingSlotTests {
     /// and cannot be moved in it. Then A's server comes up on its port and A completes with the
     /// right bytes; the group completes with both.
     @Test func liveDownloadProceedsWhileADeadOneWaits() async throws {
-        let port = try LoopbackPort.free()
+        // Held bound (connections refused) so that no other server of the run takes it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let port = reserved.port
         let dir = try Support.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         try await withTestServer { live in
@@ -48,7 +59,7 @@ struct WaitingSlotTests {
                 // Polled, not awaited: an engine that kept A in the slot would never start B,
                 // and the test must fail rather than hang. While B runs (2 s) it holds the one
                 // slot, so A, refused before B could start, can only be waiting without one.
-                try await Self.poll("B to run while A waits") {
+                try await Self.poll("B to run while A waits", in: manager) {
                     let (aNow, bNow) = (await manager.info(a), await manager.info(b))
                     return bNow?.state == .running && aNow?.state == .queued && aNow?.isWaitingToRetry == true
                 }
@@ -60,7 +71,7 @@ struct WaitingSlotTests {
                 #expect(await manager.downloadIDs(inStates: [.running]) == [b])
                 await #expect(throws: HaulError.self) { try await manager.moveInQueue(a, toIndex: 0) }
 
-                try await Self.poll("B to finish while A waits") { await manager.info(b)?.state.isTerminal == true }
+                try await Self.poll("B to finish while A waits", in: manager) { await manager.info(b)?.state.isTerminal == true }
                 let bInfo = try await manager.finished(b)
                 #expect(bInfo.state == .completed, "\(String(describing: bInfo.error))")
                 #expect(Support.contents(dir.appendingPathComponent("b.bin")) == TestContent.bytes(seed: 22, size: 400_000))
@@ -68,8 +79,10 @@ struct WaitingSlotTests {
                 #expect(aAfter.state != .failed)
                 #expect(aAfter.attempts >= 2, "A's retries came due while B ran")
 
+                reserved.release()
+
                 let server = try await TestServer.start(port: port)
-                try await Self.poll("A to finish") { await manager.info(a)?.state.isTerminal == true }
+                try await Self.poll("A to finish", in: manager) { await manager.info(a)?.state.isTerminal == true }
                 let aInfo = try await manager.finished(a)
                 try await server.shutdown()
                 #expect(aInfo.state == .completed, "\(String(describing: aInfo.error))")
@@ -85,20 +98,23 @@ struct WaitingSlotTests {
     /// (it starts again from that place once a slot is free), and canceled; none of it takes
     /// a slot from the live download running meanwhile.
     @Test func pauseResumeAndCancelWhileWaiting() async throws {
-        let port = try LoopbackPort.free()
+        // Held bound (connections refused) so that no other server of the run takes it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let port = reserved.port
         let dir = try Support.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
             let first = try await manager.add(DownloadRequest(
                 url: URL(string: "http://127.0.0.1:\(port)/file/p.bin?size=1000&seed=1")!, directory: dir, fileName: "p.bin"))
-            try await Self.poll("the first download to wait") { await manager.info(first)?.isWaitingToRetry == true }
+            try await Self.poll("the first download to wait", in: manager) { await manager.info(first)?.isWaitingToRetry == true }
             let second = try await manager.add(DownloadRequest(
                 url: URL(string: "http://127.0.0.1:\(port)/file/q.bin?size=1000&seed=2")!, directory: dir, fileName: "q.bin"))
             // The second one got the slot the first gave back, and waits too.
-            try await Self.poll("the second download to wait") { await manager.info(second)?.isWaitingToRetry == true }
+            try await Self.poll("the second download to wait", in: manager) { await manager.info(second)?.isWaitingToRetry == true }
             // Each is tried now and then (and holds the slot for that moment); both are listed
             // whenever neither is being tried.
-            try await Self.poll("both to wait without a slot") { Set(await manager.waitingInQueueOrder()) == [first, second] }
+            try await Self.poll("both to wait without a slot", in: manager) { Set(await manager.waitingInQueueOrder()) == [first, second] }
 
             try await manager.pause(first)
             #expect(await manager.info(first)?.state == .paused)
@@ -109,9 +125,10 @@ struct WaitingSlotTests {
             #expect(await manager.waitingInQueueOrder() == [first])
 
             try await manager.resume(first)
-            try await Self.poll("the resumed download to wait again") { await manager.info(first)?.isWaitingToRetry == true }
+            try await Self.poll("the resumed download to wait again", in: manager) { await manager.info(first)?.isWaitingToRetry == true }
+            reserved.release()
             let server = try await TestServer.start(port: port)
-            try await Self.poll("the download to finish") { await manager.info(first)?.state.isTerminal == true }
+            try await Self.poll("the download to finish", in: manager) { await manager.info(first)?.state.isTerminal == true }
             let info = try await manager.finished(first)
             try await server.shutdown()
             #expect(info.state == .completed, "\(String(describing: info.error))")
@@ -122,14 +139,17 @@ struct WaitingSlotTests {
     /// Changing the request of a waiting download: on the same server it keeps waiting, with
     /// the new request; moved to a live server, it is queued there and completes from it.
     @Test func changingTheRequestWhileWaiting() async throws {
-        let port = try LoopbackPort.free()
+        // Held bound (connections refused) so that no other server of the run takes it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let port = reserved.port
         let dir = try Support.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         try await withTestServer { live in
             try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
                 let id = try await manager.add(DownloadRequest(
                     url: URL(string: "http://127.0.0.1:\(port)/file/old.bin?size=1000&seed=3")!, directory: dir, fileName: "c.bin"))
-                try await Self.poll("the download to wait") { await manager.info(id)?.isWaitingToRetry == true }
+                try await Self.poll("the download to wait", in: manager) { await manager.info(id)?.isWaitingToRetry == true }
                 let sameServer = DownloadRequest(
                     url: URL(string: "http://127.0.0.1:\(port)/file/new.bin?size=1000&seed=4")!, directory: dir, fileName: "c.bin")
                 try await manager.replaceRequest(id, with: sameServer)
@@ -139,7 +159,7 @@ struct WaitingSlotTests {
 
                 let moved = Support.request(live, "/file/moved.bin", ["size": "2000", "seed": "5"], in: dir, name: "c.bin")
                 try await manager.replaceRequest(id, with: moved)
-                try await Self.poll("the moved download to finish") { await manager.info(id)?.state.isTerminal == true }
+                try await Self.poll("the moved download to finish", in: manager) { await manager.info(id)?.state.isTerminal == true }
                 let info = try #require(await manager.info(id))
                 #expect(info.state == .completed, "\(String(describing: info.error))")
                 #expect(Support.contents(dir.appendingPathComponent("c.bin")) == TestContent.bytes(seed: 5, size: 2000))
@@ -150,7 +170,10 @@ struct WaitingSlotTests {
     /// `pauseAll` with one download waiting for its server and one running: both ran, so both
     /// go to the front of the queue, in the order they were added, before the queued one.
     @Test func pauseAllPutsWaitingAndRunningFirstInAddedOrder() async throws {
-        let port = try LoopbackPort.free()
+        // Held bound (connections refused) so that no other server of the run takes it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let port = reserved.port
         let dir = try Support.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         try await withTestServer { live in
@@ -160,7 +183,7 @@ struct WaitingSlotTests {
                 let slow = try await manager.add(Support.request(
                     live, "/file/s.bin", ["size": "400000", "seed": "6", "rate": "100000"], in: dir, name: "s.bin"))
                 let last = try await manager.add(Support.request(live, "/file/l.bin", ["size": "100", "seed": "7"], in: dir, name: "l.bin"))
-                try await Self.poll("the live download to run while the dead one waits") {
+                try await Self.poll("the live download to run while the dead one waits", in: manager) {
                     let (deadNow, slowNow) = (await manager.info(dead), await manager.info(slow))
                     return slowNow?.state == .running && deadNow?.isWaitingToRetry == true
                 }
@@ -175,7 +198,10 @@ struct WaitingSlotTests {
     /// server as one that ran: paused with what it has kept, not canceled and not left waiting,
     /// like the running one; the one that never started is canceled.
     @Test func invalidateAndCancelPausesAWaitingDownload() async throws {
-        let port = try LoopbackPort.free()
+        // Held bound (connections refused) so that no other server of the run takes it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let port = reserved.port
         let dir = try Support.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         try await withTestServer { live in
@@ -185,7 +211,7 @@ struct WaitingSlotTests {
                 let running = try await manager.add(Support.request(
                     live, "/file/r.bin", ["size": "400000", "seed": "8", "rate": "100000"], in: dir, name: "r.bin"))
                 let queued = try await manager.add(Support.request(live, "/file/q.bin", ["size": "100", "seed": "9"], in: dir, name: "q.bin"))
-                try await Self.poll("the live download to run while the dead one waits") {
+                try await Self.poll("the live download to run while the dead one waits", in: manager) {
                     let (waitingNow, runningNow) = (await manager.info(waiting), await manager.info(running))
                     return runningNow?.state == .running && waitingNow?.isWaitingToRetry == true
                 }
