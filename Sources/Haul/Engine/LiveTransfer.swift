@@ -90,6 +90,14 @@ final class LiveTransfer: Sendable {
         return try await body()
     }
 
+    /// The process did not run for `span` (see `DownloadManager.starvation`): that span is
+    /// not silence from the server, so the silence clock moves on by it (never past `now`).
+    func excuseSilence(_ span: Duration, now: ContinuousClock.Instant) {
+        box.withLockedValue { state in
+            state.lastHeard = min(now, state.lastHeard + span)
+        }
+    }
+
     /// The watchdog's check: true (once, and remembered in `timedOut`) when nothing arrived for
     /// longer than `limit` while no read was held back.
     func timeOutIfSilent(longerThan limit: Duration, now: ContinuousClock.Instant) -> Bool {

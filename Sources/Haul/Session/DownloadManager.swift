@@ -60,6 +60,9 @@ public actor DownloadManager {
     /// Which unfinished download holds each part key (two never share a part file).
     var partKeys = PartKeyOwnership()
     var ticker: Task<Void, Never>?
+    /// When the ticker last ran (nil while it is stopped): a late tick means the process was
+    /// not running, which is not silence from servers (`starvation`).
+    var lastTick: ContinuousClock.Instant?
     var isShutDown = false
 
     /// A manager whose store lives in memory: nothing survives the process.
