@@ -98,7 +98,10 @@ import Testing
     /// A request that is not HTTP gets 400, and the daemon keeps serving.
     @Test func malformedRequestGetsBadRequest() async throws {
         try await withRunningDaemon { daemon in
-            let answer = try await ServerTestRawConnection.exchange(daemon.socketTarget, sending: "NOT HTTP AT ALL\r\n\r\n")
+            // Read up to the end of the answer's head: when the daemon closes the connection
+            // afterwards depends on the load of the machine, and is not what this test is about.
+            let answer = try await ServerTestRawConnection.exchange(
+                daemon.socketTarget, sending: "NOT HTTP AT ALL\r\n\r\n", until: { $0.contains("\r\n\r\n") })
             #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer)")
             try await withHTTPClient { client in
                 let after = try await Self.post(client, daemon.socketTarget, body: .bytes(ByteBuffer(string: "ok")))

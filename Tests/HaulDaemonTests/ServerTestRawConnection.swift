@@ -5,7 +5,12 @@ import NIOPosix
 /// for requests no HTTP client library would send (a malformed request line, a body announced
 /// but never sent).
 enum ServerTestRawConnection {
-    static func exchange(_ target: ServerTestTarget, sending request: String, timeout: Duration = .seconds(20)) async throws -> String {
+    /// With `until`, stops reading as soon as what came back satisfies it, without waiting
+    /// for the daemon to end the stream.
+    static func exchange(
+        _ target: ServerTestTarget, sending request: String, timeout: Duration = .seconds(20),
+        until isComplete: (@Sendable (String) -> Bool)? = nil
+    ) async throws -> String {
         let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
         let initializer: @Sendable (any Channel) -> EventLoopFuture<NIOAsyncChannel<ByteBuffer, ByteBuffer>> = { channel in
             channel.eventLoop.makeCompletedFuture {
@@ -21,7 +26,10 @@ enum ServerTestRawConnection {
                 try await outbound.write(ByteBuffer(string: request))
                 var received = ByteBuffer()
                 do {
-                    for try await var chunk in inbound { received.writeBuffer(&chunk) }
+                    for try await var chunk in inbound {
+                        received.writeBuffer(&chunk)
+                        if let isComplete, isComplete(String(buffer: received)) { break }
+                    }
                 } catch {
                     // A reset after the answer still leaves the answer in `received`.
                 }
