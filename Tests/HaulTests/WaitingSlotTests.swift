@@ -194,6 +194,36 @@ struct WaitingSlotTests {
         }
     }
 
+    /// With groups one after another, `pauseAll` while the first group's download waits for its
+    /// server: pausing it ends the first group, yet the next group's queued download is paused
+    /// without ever being started on the way.
+    @Test func pauseAllStartsNothingOfTheNextGroup() async throws {
+        // Held bound (connections refused) so that no other server of the run takes it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let dir = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var configuration = Self.oneSlotWaiting()
+        configuration.groupOrder = .sequential
+        try await withTestServer { live in
+            try await withDownloadManager(configuration: configuration) { manager in
+                let dead = try await manager.addMembers([DownloadRequest(
+                    url: URL(string: "http://127.0.0.1:\(reserved.port)/file/g.bin")!, directory: dir, fileName: "g.bin")], toGroup: "first")[0]
+                let next = try await manager.addMembers(
+                    [Support.request(live, "/file/n.bin", ["size": "100", "seed": "10"], in: dir, name: "n.bin")], toGroup: "second")[0]
+                try await Self.poll("the first group's download to wait for its server", in: manager) {
+                    await manager.info(dead)?.isWaitingToRetry == true
+                }
+                #expect(await manager.info(next)?.attempts == 0, "the next group waits for the first")
+                await manager.pauseAll()
+                let after = try #require(await manager.info(next))
+                #expect(after.state == .paused)
+                #expect(after.attempts == 0, "the next group's download was started during pauseAll")
+                #expect(await manager.info(dead)?.state == .paused)
+            }
+        }
+    }
+
     /// The client's "force quit" (`invalidateAndCancel`) treats a download waiting for its
     /// server as one that ran: paused with what it has kept, not canceled and not left waiting,
     /// like the running one; the one that never started is canceled.

@@ -5,7 +5,7 @@ import Foundation
 extension DownloadManager {
     /// Starts queued downloads while the scheduler has free slots.
     func admitQueued() {
-        guard !isShutDown else { return }
+        guard !isShutDown, !admissionSuspended else { return }
         for id in scheduler.admit() {
             guard let action = records.update(id, { $0.machine.slotGranted() }) else { continue }
             perform(action, for: id)
@@ -40,7 +40,9 @@ extension DownloadManager {
             return
         case .giveUpSlot(let next):
             // The wait is announced (its timer cannot fire before this turn ends), then the slot
-            // goes to the next download at once: nothing waits on a server that is gone.
+            // goes to the next download at once: nothing waits on a server that is gone. The
+            // ticker no longer samples it, so its speed is zero now, not its last sample.
+            records[id]?.details.progress.bytesPerSecond = 0
             perform(next, for: id)
             scheduler.park(id)
             admitQueued()

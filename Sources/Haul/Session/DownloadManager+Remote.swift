@@ -176,6 +176,13 @@ extension DownloadManager {
     /// running one starts a queued download on the way. All keep their places in the queue;
     /// the running ones go to the front, in the order they were added.
     public func pauseAll() async {
+        // Pausing one that waits for its server (shown queued) ends its group membership, which
+        // could let a queued download of the next group start before this loop reaches it.
+        admissionSuspended = true
+        defer {
+            admissionSuspended = false
+            admitQueued()
+        }
         var stopping: [DownloadID] = []
         var ran: Set<DownloadID> = []
         for wanted in [DownloadState.queued, .running] {

@@ -18,6 +18,13 @@ extension DownloadManager {
     /// bytes and resume state kept (paused), paused ones left as they are. Queued ones go
     /// first, so that no slot freed by a stopping transfer starts one of them.
     public func invalidateAndCancel() async {
+        // A slot freed by a stopping transfer must not start one waiting for its server (it
+        // would be stopped again at once, after a request to a server that is gone).
+        admissionSuspended = true
+        defer {
+            admissionSuspended = false
+            admitQueued()
+        }
         let queued = order.filter { records[$0]?.machine.state == .queued }
         for id in queued { try? await cancel(id) }
         // Started ones, those waiting for their server without a slot included.

@@ -64,6 +64,9 @@ public actor DownloadManager {
     /// not running, which is not silence from servers (`starvation`).
     var lastTick: ContinuousClock.Instant?
     var isShutDown = false
+    /// Set while `pauseAll` or `invalidateAndCancel` works through the downloads: a slot one
+    /// of them frees must not start another that the same call is about to stop.
+    var admissionSuspended = false
 
     /// A manager whose store lives in memory: nothing survives the process.
     public init(configuration: Configuration = Configuration()) {
