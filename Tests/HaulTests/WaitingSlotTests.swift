@@ -35,6 +35,25 @@ struct WaitingSlotTests {
         }
     }
 
+    /// With one slot, adds a download from `deadPort` (refused), a live one throttled to run
+    /// 4 s, and a small live one, and returns them once the throttled one holds the slot while
+    /// the refused one waits for its server.
+    static func deadRunningAndQueued(
+        _ manager: DownloadManager, live: TestServer, deadPort: Int, in dir: URL, seed: Int
+    ) async throws -> (dead: DownloadID, running: DownloadID, queued: DownloadID) {
+        let dead = try await manager.add(DownloadRequest(
+            url: URL(string: "http://127.0.0.1:\(deadPort)/file/dead\(seed).bin")!, directory: dir, fileName: "dead\(seed).bin"))
+        let running = try await manager.add(Support.request(
+            live, "/file/running\(seed).bin", ["size": "400000", "seed": "\(seed)", "rate": "100000"], in: dir, name: "running\(seed).bin"))
+        let queued = try await manager.add(Support.request(
+            live, "/file/queued\(seed).bin", ["size": "100", "seed": "\(seed + 1)"], in: dir, name: "queued\(seed).bin"))
+        try await poll("the live download to run while the dead one waits", in: manager) {
+            let (deadNow, runningNow) = (await manager.info(dead), await manager.info(running))
+            return runningNow?.state == .running && deadNow?.isWaitingToRetry == true
+        }
+        return (dead, running, queued)
+    }
+
     /// With one slot, A (first in the queue) is refused by a port nothing listens on and waits;
     /// B, from a live server and throttled so that A's retries come due while it runs, completes
     /// meanwhile. A is shown queued and waiting (not active, not failed), ahead of the queue,
@@ -178,15 +197,7 @@ struct WaitingSlotTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try await withTestServer { live in
             try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
-                let dead = try await manager.add(DownloadRequest(
-                    url: URL(string: "http://127.0.0.1:\(port)/file/d.bin")!, directory: dir, fileName: "d.bin"))
-                let slow = try await manager.add(Support.request(
-                    live, "/file/s.bin", ["size": "400000", "seed": "6", "rate": "100000"], in: dir, name: "s.bin"))
-                let last = try await manager.add(Support.request(live, "/file/l.bin", ["size": "100", "seed": "7"], in: dir, name: "l.bin"))
-                try await Self.poll("the live download to run while the dead one waits", in: manager) {
-                    let (deadNow, slowNow) = (await manager.info(dead), await manager.info(slow))
-                    return slowNow?.state == .running && deadNow?.isWaitingToRetry == true
-                }
+                let (dead, slow, last) = try await Self.deadRunningAndQueued(manager, live: live, deadPort: port, in: dir, seed: 6)
                 await manager.pauseAll()
                 #expect(await manager.waitingInQueueOrder() == [dead, slow, last])
                 for id in [dead, slow, last] { #expect(await manager.info(id)?.state == .paused) }
@@ -236,15 +247,7 @@ struct WaitingSlotTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         try await withTestServer { live in
             try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
-                let waiting = try await manager.add(DownloadRequest(
-                    url: URL(string: "http://127.0.0.1:\(port)/file/w.bin")!, directory: dir, fileName: "w.bin"))
-                let running = try await manager.add(Support.request(
-                    live, "/file/r.bin", ["size": "400000", "seed": "8", "rate": "100000"], in: dir, name: "r.bin"))
-                let queued = try await manager.add(Support.request(live, "/file/q.bin", ["size": "100", "seed": "9"], in: dir, name: "q.bin"))
-                try await Self.poll("the live download to run while the dead one waits", in: manager) {
-                    let (waitingNow, runningNow) = (await manager.info(waiting), await manager.info(running))
-                    return runningNow?.state == .running && waitingNow?.isWaitingToRetry == true
-                }
+                let (waiting, running, queued) = try await Self.deadRunningAndQueued(manager, live: live, deadPort: port, in: dir, seed: 8)
                 await manager.invalidateAndCancel()
                 #expect(await manager.info(waiting)?.state == .paused)
                 #expect(await manager.info(running)?.state == .paused)

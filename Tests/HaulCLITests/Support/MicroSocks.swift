@@ -59,10 +59,7 @@ struct MicroSocks: Sendable {
         let command = "exec " + ([microsocks] + arguments).map(shellQuoted).joined(separator: " ") + " >" + shellQuoted(log) + " 2>&1"
         let process = try ChildProcess(executable: "/bin/sh", arguments: ["-c", command])
         let proxy = MicroSocks(port: port, directory: directory, process: process, termination: process.terminationTask())
-        for _ in 0..<500 {
-            if LoopbackPort.accepts(port) { return proxy }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        if try await LoopbackPort.waitUntilAccepting(port) { return proxy }
         await proxy.stop()
         throw HaulProcessError("microsocks did not listen within 10 s")
     }

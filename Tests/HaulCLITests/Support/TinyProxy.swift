@@ -63,10 +63,7 @@ struct TinyProxy: Sendable {
         try config.write(to: file, atomically: true, encoding: .utf8)
         let process = try ChildProcess(executable: tinyproxy, arguments: ["-d", "-c", file.path])
         let proxy = TinyProxy(port: port, directory: directory, process: process, termination: process.terminationTask())
-        for _ in 0..<500 {
-            if LoopbackPort.accepts(port) { return proxy }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        if try await LoopbackPort.waitUntilAccepting(port) { return proxy }
         await proxy.stop()
         throw HaulProcessError("tinyproxy did not listen within 10 s")
     }
