@@ -191,8 +191,7 @@ struct SchedulerState: Sendable {
     /// admitted already; the limit holds again as soon as it or another download finishes.
     mutating func reclaim(_ id: DownloadID, host: String) {
         guard handedOver.remove(id) != nil else { return }
-        runningHosts[id] = host
-        runningPerHost[host, default: 0] += 1
+        enterHost(id, host)
     }
 
     /// A running download waits for its server (after its quick retries): its slot goes to
@@ -225,6 +224,12 @@ struct SchedulerState: Sendable {
         leaveGroup(id)
     }
 
+    /// The download holds a slot, counted for its host.
+    private mutating func enterHost(_ id: DownloadID, _ host: String) {
+        runningHosts[id] = host
+        runningPerHost[host, default: 0] += 1
+    }
+
     private mutating func leaveHost(_ host: String) {
         runningPerHost[host, default: 1] -= 1
         if runningPerHost[host] == 0 { runningPerHost[host] = nil }
@@ -238,8 +243,7 @@ struct SchedulerState: Sendable {
             let (perHost, counts) = (limits.perHost, runningPerHost)
             let hostHasRoom = { (host: String) in perHost.map { counts[host, default: 0] < $0 } ?? true }
             guard let (id, host) = returning.takeFirstDue(where: hostHasRoom) else { break }
-            runningHosts[id] = host
-            runningPerHost[host, default: 0] += 1
+            enterHost(id, host)
             started.append(id)
         }
         var laneIndex = 0
@@ -275,8 +279,7 @@ struct SchedulerState: Sendable {
                 if hostHasRoom(entry.host), entry.group == nil || current == nil || entry.group == current {
                     lane.entries.remove(at: index)
                     waiting[entry.id] = nil
-                    runningHosts[entry.id] = entry.host
-                    runningPerHost[entry.host, default: 0] += 1
+                    enterHost(entry.id, entry.host)
                     return entry.id
                 }
             } else if offset == lane.settled {

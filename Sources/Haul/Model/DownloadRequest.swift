@@ -145,10 +145,6 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
         copy.directory = URL(fileURLWithPath: directory.standardizedFileURL.path, isDirectory: true)
         return copy
     }
-
-    /// What makes two requests the same download: the bytes asked for and where they go.
-    /// Headers (tokens change between runs), priority and metadata are not part of it.
-    var identity: RequestIdentity { KeptRequest(self).identity }
 }
 
 /// Normalises the directories of a batch of requests with one URL per distinct directory:
@@ -168,7 +164,7 @@ struct DirectoryCache {
     }
 }
 
-/// The identities of a batch of requests (see `DownloadRequest.identity`), with each distinct
+/// The identities of a batch of requests (see `RequestIdentity`), with each distinct
 /// directory standardised once.
 struct IdentityCache {
     private var paths: [URL: String] = [:]
@@ -182,7 +178,9 @@ struct IdentityCache {
     }
 }
 
-/// See `DownloadRequest.identity`.
+/// What makes two requests the same download: the bytes asked for and where they go (the
+/// URL, the standardised directory, the file name and the checksums). Headers (tokens change
+/// between runs), priority and metadata are not part of it.
 struct RequestIdentity: Hashable, Sendable {
     let url: String
     let directory: String

@@ -172,12 +172,11 @@ extension DownloadManager {
     // MARK: Everything at once
 
     /// Pauses every queued and running download, keeping bytes and resume state, and returns
-    /// once all of them have stopped. Queued ones are paused first, so that no slot freed by a
-    /// running one starts a queued download on the way. All keep their places in the queue;
-    /// the running ones go to the front, in the order they were added.
+    /// once all of them have stopped. Admission is suspended meanwhile, so that no slot a
+    /// stopping download frees (and no group a paused one ends) starts a download on the way.
+    /// All keep their places in the queue; those that ran (waiting for their server included)
+    /// go to the front, in the order they were added.
     public func pauseAll() async {
-        // Pausing one that waits for its server (shown queued) ends its group membership, which
-        // could let a queued download of the next group start before this loop reaches it.
         admissionSuspended = true
         defer {
             admissionSuspended = false
@@ -185,18 +184,16 @@ extension DownloadManager {
         }
         var stopping: [DownloadID] = []
         var ran: Set<DownloadID> = []
-        for wanted in [DownloadState.queued, .running] {
-            for id in order where records[id]?.machine.publicState == wanted {
-                guard var record = records[id] else { continue }
-                // Those waiting for their server (shown queued) ran too.
-                let wasUnderway = record.machine.isUnderway
-                let action = record.machine.pause()
-                records[id] = record
-                if case .rejected = action { continue }
-                perform(action, for: id)
-                if wasUnderway { ran.insert(id) }
-                if case .stopTransfer = action { stopping.append(id) }
-            }
+        for id in order where [.queued, .running].contains(records[id]?.machine.publicState) {
+            guard var record = records[id] else { continue }
+            // Those waiting for their server (shown queued) ran too.
+            let wasUnderway = record.machine.isUnderway
+            let action = record.machine.pause()
+            records[id] = record
+            if case .rejected = action { continue }
+            perform(action, for: id)
+            if wasUnderway { ran.insert(id) }
+            if case .stopTransfer = action { stopping.append(id) }
         }
         for id in stopping { await waitUntilStopped(id) }
         // Each went to the front of its priority as it stopped, in whatever order they

@@ -15,11 +15,11 @@ extension DownloadManager {
 
     /// What a client that deliberately gives up its session gets (`invalidateAndCancel`,
     /// like iOS's force quit): queued downloads are canceled, running ones stopped with their
-    /// bytes and resume state kept (paused), paused ones left as they are. Queued ones go
-    /// first, so that no slot freed by a stopping transfer starts one of them.
+    /// bytes and resume state kept (paused), paused ones left as they are. Admission is
+    /// suspended meanwhile: a slot freed by a stopping transfer must not start a download this
+    /// call is about to cancel or pause (one waiting for its server would send a request to a
+    /// server that is gone, only to be stopped).
     public func invalidateAndCancel() async {
-        // A slot freed by a stopping transfer must not start one waiting for its server (it
-        // would be stopped again at once, after a request to a server that is gone).
         admissionSuspended = true
         defer {
             admissionSuspended = false

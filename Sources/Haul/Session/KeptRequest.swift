@@ -43,11 +43,8 @@ struct KeptRequest: Sendable, Hashable {
     }
     var waitDeadline: Date? { rest.waitDeadline }
 
-    /// The same bytes and destination as another request (see `DownloadRequest.identity`).
-    var identity: RequestIdentity { identity(directoryPath: rest.directory.standardizedFileURL.path) }
-
-    /// `identity`, given the directory's standardised path: standardising costs microseconds,
-    /// so a batch works it out once per directory (`IdentityCache`), not once per request.
+    /// Its `RequestIdentity`, given its directory's standardised path: standardising costs
+    /// microseconds, so a batch works it out once per directory (`IdentityCache`).
     func identity(directoryPath: String) -> RequestIdentity {
         RequestIdentity(
             url: urlText, directory: directoryPath,
