@@ -35,6 +35,29 @@ struct WaitingSlotTests {
         }
     }
 
+    /// What the tests here share: a port that refuses connections until released, a
+    /// directory, a live test server, and a manager (one slot, waiting allowed, by default).
+    struct Scene {
+        let reserved: ReservedPort
+        let dir: URL
+        let live: TestServer
+        let manager: DownloadManager
+        var port: Int { reserved.port }
+    }
+
+    static func withScene(configuration: DownloadManager.Configuration = oneSlotWaiting(), _ body: (Scene) async throws -> Void) async throws {
+        // Held bound (connections refused) so that no other server of the run takes it.
+        let reserved = try ReservedPort()
+        defer { reserved.release() }
+        let dir = try Support.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try await withTestServer { live in
+            try await withDownloadManager(configuration: configuration) { manager in
+                try await body(Scene(reserved: reserved, dir: dir, live: live, manager: manager))
+            }
+        }
+    }
+
     /// With one slot, adds a download from `deadPort` (refused), a live one throttled to run
     /// 4 s, and a small live one, and returns them once the throttled one holds the slot while
     /// the refused one waits for its server.
@@ -60,56 +83,49 @@ struct WaitingSlotTests {
     /// and cannot be moved in it. Then A's server comes up on its port and A completes with the
     /// right bytes; the group completes with both.
     @Test func liveDownloadProceedsWhileADeadOneWaits() async throws {
-        // Held bound (connections refused) so that no other server of the run takes it.
-        let reserved = try ReservedPort()
-        defer { reserved.release() }
-        let port = reserved.port
-        let dir = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        try await withTestServer { live in
-            try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
-                let dead = DownloadRequest(
-                    url: URL(string: "http://127.0.0.1:\(port)/file/a.bin?size=300000&seed=21")!, directory: dir, fileName: "a.bin")
-                let alive = Support.request(live, "/file/b.bin", ["size": "400000", "seed": "22", "rate": "200000"], in: dir, name: "b.bin")
-                let ids = try await manager.addMembers([dead, alive], toGroup: "g")
-                let (a, b) = (ids[0], ids[1])
-                let group = try #require(await manager.group(named: "g"))
+        try await Self.withScene { scene in
+            let (port, dir, live, manager) = (scene.port, scene.dir, scene.live, scene.manager)
+            let dead = DownloadRequest(
+                url: URL(string: "http://127.0.0.1:\(port)/file/a.bin?size=300000&seed=21")!, directory: dir, fileName: "a.bin")
+            let alive = Support.request(live, "/file/b.bin", ["size": "400000", "seed": "22", "rate": "200000"], in: dir, name: "b.bin")
+            let ids = try await manager.addMembers([dead, alive], toGroup: "g")
+            let (a, b) = (ids[0], ids[1])
+            let group = try #require(await manager.group(named: "g"))
 
-                // Polled, not awaited: an engine that kept A in the slot would never start B,
-                // and the test must fail rather than hang. While B runs (2 s) it holds the one
-                // slot, so A, refused before B could start, can only be waiting without one.
-                try await Self.poll("B to run while A waits", in: manager) {
-                    let (aNow, bNow) = (await manager.info(a), await manager.info(b))
-                    return bNow?.state == .running && aNow?.state == .queued && aNow?.isWaitingToRetry == true
-                }
-                let aWaiting = try #require(await manager.info(a))
-                #expect(aWaiting.error?.code == .connectionFailed)
-                let counts = await manager.stateCounts()
-                #expect(counts.running == 1 && counts.queued == 1)
-                #expect(await manager.waitingInQueueOrder() == [a])
-                #expect(await manager.downloadIDs(inStates: [.running]) == [b])
-                await #expect(throws: HaulError.self) { try await manager.moveInQueue(a, toIndex: 0) }
-
-                try await Self.poll("B to finish while A waits", in: manager) { await manager.info(b)?.state.isTerminal == true }
-                let bInfo = try await manager.finished(b)
-                #expect(bInfo.state == .completed, "\(String(describing: bInfo.error))")
-                #expect(Support.contents(dir.appendingPathComponent("b.bin")) == TestContent.bytes(seed: 22, size: 400_000))
-                let aAfter = try #require(await manager.info(a))
-                #expect(aAfter.state != .failed)
-                #expect(aAfter.attempts >= 2, "A's retries came due while B ran")
-
-                reserved.release()
-
-                let server = try await TestServer.start(port: port)
-                try await Self.poll("A to finish", in: manager) { await manager.info(a)?.state.isTerminal == true }
-                let aInfo = try await manager.finished(a)
-                try await server.shutdown()
-                #expect(aInfo.state == .completed, "\(String(describing: aInfo.error))")
-                #expect(!aInfo.isWaitingToRetry)
-                #expect(Support.contents(dir.appendingPathComponent("a.bin")) == TestContent.bytes(seed: 21, size: 300_000))
-                let summary = await group.completion
-                #expect(summary.completed.count == 2 && summary.failed.isEmpty)
+            // Polled, not awaited: an engine that kept A in the slot would never start B,
+            // and the test must fail rather than hang. While B runs (2 s) it holds the one
+            // slot, so A, refused before B could start, can only be waiting without one.
+            try await Self.poll("B to run while A waits", in: manager) {
+                let (aNow, bNow) = (await manager.info(a), await manager.info(b))
+                return bNow?.state == .running && aNow?.state == .queued && aNow?.isWaitingToRetry == true
             }
+            let aWaiting = try #require(await manager.info(a))
+            #expect(aWaiting.error?.code == .connectionFailed)
+            let counts = await manager.stateCounts()
+            #expect(counts.running == 1 && counts.queued == 1)
+            #expect(await manager.waitingInQueueOrder() == [a])
+            #expect(await manager.downloadIDs(inStates: [.running]) == [b])
+            await #expect(throws: HaulError.self) { try await manager.moveInQueue(a, toIndex: 0) }
+
+            try await Self.poll("B to finish while A waits", in: manager) { await manager.info(b)?.state.isTerminal == true }
+            let bInfo = try await manager.finished(b)
+            #expect(bInfo.state == .completed, "\(String(describing: bInfo.error))")
+            #expect(Support.contents(dir.appendingPathComponent("b.bin")) == TestContent.bytes(seed: 22, size: 400_000))
+            let aAfter = try #require(await manager.info(a))
+            #expect(aAfter.state != .failed)
+            #expect(aAfter.attempts >= 2, "A's retries came due while B ran")
+
+            scene.reserved.release()
+
+            let server = try await TestServer.start(port: port)
+            try await Self.poll("A to finish", in: manager) { await manager.info(a)?.state.isTerminal == true }
+            let aInfo = try await manager.finished(a)
+            try await server.shutdown()
+            #expect(aInfo.state == .completed, "\(String(describing: aInfo.error))")
+            #expect(!aInfo.isWaitingToRetry)
+            #expect(Support.contents(dir.appendingPathComponent("a.bin")) == TestContent.bytes(seed: 21, size: 300_000))
+            let summary = await group.completion
+            #expect(summary.completed.count == 2 && summary.failed.isEmpty)
         }
     }
 
@@ -117,13 +133,8 @@ struct WaitingSlotTests {
     /// (it starts again from that place once a slot is free), and canceled; none of it takes
     /// a slot from the live download running meanwhile.
     @Test func pauseResumeAndCancelWhileWaiting() async throws {
-        // Held bound (connections refused) so that no other server of the run takes it.
-        let reserved = try ReservedPort()
-        defer { reserved.release() }
-        let port = reserved.port
-        let dir = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
+        try await Self.withScene { scene in
+            let (port, dir, manager) = (scene.port, scene.dir, scene.manager)
             let first = try await manager.add(DownloadRequest(
                 url: URL(string: "http://127.0.0.1:\(port)/file/p.bin?size=1000&seed=1")!, directory: dir, fileName: "p.bin"))
             try await Self.poll("the first download to wait", in: manager) { await manager.info(first)?.isWaitingToRetry == true }
@@ -145,7 +156,7 @@ struct WaitingSlotTests {
 
             try await manager.resume(first)
             try await Self.poll("the resumed download to wait again", in: manager) { await manager.info(first)?.isWaitingToRetry == true }
-            reserved.release()
+            scene.reserved.release()
             let server = try await TestServer.start(port: port)
             try await Self.poll("the download to finish", in: manager) { await manager.info(first)?.state.isTerminal == true }
             let info = try await manager.finished(first)
@@ -158,50 +169,36 @@ struct WaitingSlotTests {
     /// Changing the request of a waiting download: on the same server it keeps waiting, with
     /// the new request; moved to a live server, it is queued there and completes from it.
     @Test func changingTheRequestWhileWaiting() async throws {
-        // Held bound (connections refused) so that no other server of the run takes it.
-        let reserved = try ReservedPort()
-        defer { reserved.release() }
-        let port = reserved.port
-        let dir = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        try await withTestServer { live in
-            try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
-                let id = try await manager.add(DownloadRequest(
-                    url: URL(string: "http://127.0.0.1:\(port)/file/old.bin?size=1000&seed=3")!, directory: dir, fileName: "c.bin"))
-                try await Self.poll("the download to wait", in: manager) { await manager.info(id)?.isWaitingToRetry == true }
-                let sameServer = DownloadRequest(
-                    url: URL(string: "http://127.0.0.1:\(port)/file/new.bin?size=1000&seed=4")!, directory: dir, fileName: "c.bin")
-                try await manager.replaceRequest(id, with: sameServer)
-                let changed = try #require(await manager.info(id))
-                #expect(changed.state == .queued && changed.isWaitingToRetry)
-                #expect(changed.request.url == sameServer.url)
+        try await Self.withScene { scene in
+            let (port, dir, live, manager) = (scene.port, scene.dir, scene.live, scene.manager)
+            let id = try await manager.add(DownloadRequest(
+                url: URL(string: "http://127.0.0.1:\(port)/file/old.bin?size=1000&seed=3")!, directory: dir, fileName: "c.bin"))
+            try await Self.poll("the download to wait", in: manager) { await manager.info(id)?.isWaitingToRetry == true }
+            let sameServer = DownloadRequest(
+                url: URL(string: "http://127.0.0.1:\(port)/file/new.bin?size=1000&seed=4")!, directory: dir, fileName: "c.bin")
+            try await manager.replaceRequest(id, with: sameServer)
+            let changed = try #require(await manager.info(id))
+            #expect(changed.state == .queued && changed.isWaitingToRetry)
+            #expect(changed.request.url == sameServer.url)
 
-                let moved = Support.request(live, "/file/moved.bin", ["size": "2000", "seed": "5"], in: dir, name: "c.bin")
-                try await manager.replaceRequest(id, with: moved)
-                try await Self.poll("the moved download to finish", in: manager) { await manager.info(id)?.state.isTerminal == true }
-                let info = try #require(await manager.info(id))
-                #expect(info.state == .completed, "\(String(describing: info.error))")
-                #expect(Support.contents(dir.appendingPathComponent("c.bin")) == TestContent.bytes(seed: 5, size: 2000))
-            }
+            let moved = Support.request(live, "/file/moved.bin", ["size": "2000", "seed": "5"], in: dir, name: "c.bin")
+            try await manager.replaceRequest(id, with: moved)
+            try await Self.poll("the moved download to finish", in: manager) { await manager.info(id)?.state.isTerminal == true }
+            let info = try #require(await manager.info(id))
+            #expect(info.state == .completed, "\(String(describing: info.error))")
+            #expect(Support.contents(dir.appendingPathComponent("c.bin")) == TestContent.bytes(seed: 5, size: 2000))
         }
     }
 
     /// `pauseAll` with one download waiting for its server and one running: both ran, so both
     /// go to the front of the queue, in the order they were added, before the queued one.
     @Test func pauseAllPutsWaitingAndRunningFirstInAddedOrder() async throws {
-        // Held bound (connections refused) so that no other server of the run takes it.
-        let reserved = try ReservedPort()
-        defer { reserved.release() }
-        let port = reserved.port
-        let dir = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        try await withTestServer { live in
-            try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
-                let (dead, slow, last) = try await Self.deadRunningAndQueued(manager, live: live, deadPort: port, in: dir, seed: 6)
-                await manager.pauseAll()
-                #expect(await manager.waitingInQueueOrder() == [dead, slow, last])
-                for id in [dead, slow, last] { #expect(await manager.info(id)?.state == .paused) }
-            }
+        try await Self.withScene { scene in
+            let (port, dir, live, manager) = (scene.port, scene.dir, scene.live, scene.manager)
+            let (dead, slow, last) = try await Self.deadRunningAndQueued(manager, live: live, deadPort: port, in: dir, seed: 6)
+            await manager.pauseAll()
+            #expect(await manager.waitingInQueueOrder() == [dead, slow, last])
+            for id in [dead, slow, last] { #expect(await manager.info(id)?.state == .paused) }
         }
     }
 
@@ -209,29 +206,23 @@ struct WaitingSlotTests {
     /// server: pausing it ends the first group, yet the next group's queued download is paused
     /// without ever being started on the way.
     @Test func pauseAllStartsNothingOfTheNextGroup() async throws {
-        // Held bound (connections refused) so that no other server of the run takes it.
-        let reserved = try ReservedPort()
-        defer { reserved.release() }
-        let dir = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
         var configuration = Self.oneSlotWaiting()
         configuration.groupOrder = .sequential
-        try await withTestServer { live in
-            try await withDownloadManager(configuration: configuration) { manager in
-                let dead = try await manager.addMembers([DownloadRequest(
-                    url: URL(string: "http://127.0.0.1:\(reserved.port)/file/g.bin")!, directory: dir, fileName: "g.bin")], toGroup: "first")[0]
-                let next = try await manager.addMembers(
-                    [Support.request(live, "/file/n.bin", ["size": "100", "seed": "10"], in: dir, name: "n.bin")], toGroup: "second")[0]
-                try await Self.poll("the first group's download to wait for its server", in: manager) {
-                    await manager.info(dead)?.isWaitingToRetry == true
-                }
-                #expect(await manager.info(next)?.attempts == 0, "the next group waits for the first")
-                await manager.pauseAll()
-                let after = try #require(await manager.info(next))
-                #expect(after.state == .paused)
-                #expect(after.attempts == 0, "the next group's download was started during pauseAll")
-                #expect(await manager.info(dead)?.state == .paused)
+        try await Self.withScene(configuration: configuration) { scene in
+            let (dir, live, manager) = (scene.dir, scene.live, scene.manager)
+            let dead = try await manager.addMembers([DownloadRequest(
+                url: URL(string: "http://127.0.0.1:\(scene.reserved.port)/file/g.bin")!, directory: dir, fileName: "g.bin")], toGroup: "first")[0]
+            let next = try await manager.addMembers(
+                [Support.request(live, "/file/n.bin", ["size": "100", "seed": "10"], in: dir, name: "n.bin")], toGroup: "second")[0]
+            try await Self.poll("the first group's download to wait for its server", in: manager) {
+                await manager.info(dead)?.isWaitingToRetry == true
             }
+            #expect(await manager.info(next)?.attempts == 0, "the next group waits for the first")
+            await manager.pauseAll()
+            let after = try #require(await manager.info(next))
+            #expect(after.state == .paused)
+            #expect(after.attempts == 0, "the next group's download was started during pauseAll")
+            #expect(await manager.info(dead)?.state == .paused)
         }
     }
 
@@ -239,20 +230,13 @@ struct WaitingSlotTests {
     /// server as one that ran: paused with what it has kept, not canceled and not left waiting,
     /// like the running one; the one that never started is canceled.
     @Test func invalidateAndCancelPausesAWaitingDownload() async throws {
-        // Held bound (connections refused) so that no other server of the run takes it.
-        let reserved = try ReservedPort()
-        defer { reserved.release() }
-        let port = reserved.port
-        let dir = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
-        try await withTestServer { live in
-            try await withDownloadManager(configuration: Self.oneSlotWaiting()) { manager in
-                let (waiting, running, queued) = try await Self.deadRunningAndQueued(manager, live: live, deadPort: port, in: dir, seed: 8)
-                await manager.invalidateAndCancel()
-                #expect(await manager.info(waiting)?.state == .paused)
-                #expect(await manager.info(running)?.state == .paused)
-                #expect(await manager.info(queued)?.state == .canceled)
-            }
+        try await Self.withScene { scene in
+            let (port, dir, live, manager) = (scene.port, scene.dir, scene.live, scene.manager)
+            let (waiting, running, queued) = try await Self.deadRunningAndQueued(manager, live: live, deadPort: port, in: dir, seed: 8)
+            await manager.invalidateAndCancel()
+            #expect(await manager.info(waiting)?.state == .paused)
+            #expect(await manager.info(running)?.state == .paused)
+            #expect(await manager.info(queued)?.state == .canceled)
         }
     }
 }
