@@ -68,7 +68,7 @@ struct GetRun: Sendable {
             return ExitStatus(for: error)
         }
         // Subscribe before adding, so that no event of the batch is missed.
-        let events = manager.events()
+        let events = manager.managerEvents()
         let group: DownloadGroup
         do {
             // Each run is its own group; downloads continued from earlier runs move into it.
@@ -79,7 +79,7 @@ struct GetRun: Sendable {
             StandardStream.error.writeLine("haul: error: \(error.message)")
             return ExitStatus(for: error)
         }
-        let catalog = DownloadCatalog(await group.downloads())
+        let catalog = DownloadCatalog((try? await group.downloads()) ?? [])
         let reporter = mode.makeReporter(catalog: catalog, retry: configuration.retry)
         var shutdown: Task<Void, Never>?
         if !interruptions.managerOpened(manager) {

@@ -55,7 +55,7 @@ func oneLine(_ text: String) -> String {
 }
 
 /// The line for an event, or nil for events the test does not follow (progress, queued…).
-func line(for event: DownloadEvent) -> String? {
+func line(for event: ManagerEvent) -> String? {
     switch event {
     case .started(let id, let resumedFrom, _):
         return "started \(id) \(resumedFrom)"
@@ -123,7 +123,7 @@ func run(arguments: [String]) async -> Int32 {
     }
     // Events of downloads the store continued while opening may come before this subscription
     // and go unreported; the test only counts lines, it never needs every one of them.
-    let events = manager.events()
+    let events = manager.managerEvents()
     let reporter = Task {
         for await event in events {
             if let line = line(for: event) { say(line) }
@@ -147,7 +147,7 @@ func run(arguments: [String]) async -> Int32 {
     var completed = 0
     var failed = 0
     for group in groups {
-        let summary = await group.completion
+        guard let summary = try? await manager.groupCompletion(group.name) else { continue }
         completed += summary.completed.count
         failed += summary.count - summary.completed.count
     }

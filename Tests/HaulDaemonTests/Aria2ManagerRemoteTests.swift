@@ -10,16 +10,16 @@ import Testing
 @Suite struct Aria2ManagerRemoteTests {
     /// Collects a manager's events as they come, so that a test can wait for one.
     final class EventLog: Sendable {
-        private let events = NIOLockedValueBox<[DownloadEvent]>([])
+        private let events = NIOLockedValueBox<[ManagerEvent]>([])
         private let task: Task<Void, Never>
 
         init(_ manager: DownloadManager) {
-            let stream = manager.events()
+            let stream = manager.managerEvents()
             let events = self.events
             task = Task { for await event in stream { events.withLockedValue { $0.append(event) } } }
         }
 
-        var all: [DownloadEvent] { events.withLockedValue { $0 } }
+        var all: [ManagerEvent] { events.withLockedValue { $0 } }
 
         func started() -> [DownloadID] {
             all.compactMap { if case .started(let id, _, _) = $0 { return id } else { return nil } }
@@ -35,7 +35,7 @@ import Testing
 
     /// Waits until `condition` holds on the manager (checked after each of its events).
     func waitUntil(_ manager: DownloadManager, _ what: String, _ condition: @escaping @Sendable (DownloadManager) async -> Bool) async throws {
-        let events = manager.events()
+        let events = manager.managerEvents()
         if await condition(manager) { return }
         let met = try await RPCTest.within(.seconds(30), what) {
             for await _ in events {
@@ -53,16 +53,16 @@ import Testing
             let directory = try RPCTest.temporaryDirectory()
             try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
                 let log = EventLog(manager)
-                let blocker = try await manager.add(request(server, "blocker.bin", in: directory, size: 2_000_000, rate: 100_000))
-                try await waitUntil(manager, "the blocker to run") { await $0.info(blocker)?.state == .running }
-                let high1 = try await manager.add(request(server, "h1.bin", in: directory, seed: 1, priority: 5))
-                let low1 = try await manager.add(request(server, "l1.bin", in: directory, seed: 2))
-                let high2 = try await manager.add(request(server, "h2.bin", in: directory, seed: 3, priority: 5))
-                let low2 = try await manager.add(request(server, "l2.bin", in: directory, seed: 4))
+                let blocker = try await manager.enqueue(request(server, "blocker.bin", in: directory, size: 2_000_000, rate: 100_000))
+                try await waitUntil(manager, "the blocker to run") { await $0.snapshot(blocker)?.state == .running }
+                let high1 = try await manager.enqueue(request(server, "h1.bin", in: directory, seed: 1, priority: 5))
+                let low1 = try await manager.enqueue(request(server, "l1.bin", in: directory, seed: 2))
+                let high2 = try await manager.enqueue(request(server, "h2.bin", in: directory, seed: 3, priority: 5))
+                let low2 = try await manager.enqueue(request(server, "l2.bin", in: directory, seed: 4))
                 #expect(await manager.queuedInStartOrder() == [high1, high2, low1, low2])
                 #expect(try await manager.moveInQueue(low2, toIndex: 1) == 1)
                 #expect(await manager.queuedInStartOrder() == [high1, low2, high2, low1])
-                #expect(await manager.info(low2)?.request.priority == 5)
+                #expect(await manager.snapshot(low2)?.request.priority == 5)
                 #expect(try await manager.moveInQueue(high1, toIndex: 99) == 3)
                 #expect(await manager.queuedInStartOrder() == [low2, high2, low1, high1])
                 #expect(try await manager.moveInQueue(low1, toIndex: 0) == 0)
@@ -82,11 +82,11 @@ import Testing
         try await withTestServer { server in
             let directory = try RPCTest.temporaryDirectory()
             try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
-                let blocker = try await manager.add(request(server, "blocker.bin", in: directory, size: 2_000_000, rate: 100_000))
-                try await waitUntil(manager, "the blocker to run") { await $0.info(blocker)?.state == .running }
+                let blocker = try await manager.enqueue(request(server, "blocker.bin", in: directory, size: 2_000_000, rate: 100_000))
+                try await waitUntil(manager, "the blocker to run") { await $0.snapshot(blocker)?.state == .running }
                 var ids: [DownloadID] = []
                 for n in 1...3 {
-                    ids.append(try await manager.add(request(server, "q\(n).bin", in: directory, size: 2_000_000, seed: n, rate: 100_000)))
+                    ids.append(try await manager.enqueue(request(server, "q\(n).bin", in: directory, size: 2_000_000, seed: n, rate: 100_000)))
                 }
                 let (q1, q2, q3) = (ids[0], ids[1], ids[2])
                 try await manager.pause(q2)
@@ -94,12 +94,12 @@ import Testing
                 #expect(await manager.queuedInStartOrder() == [q1, q3])
                 #expect(try await manager.moveInQueue(q2, toIndex: 0) == 0)
                 #expect(await manager.waitingInQueueOrder() == [q2, q1, q3])
-                #expect(await manager.info(q2)?.state == .paused)
+                #expect(await manager.snapshot(q2)?.state == .paused)
                 // The running one paused frees its slot for q1 and waits, paused, at the front of
                 // its priority: behind q2, whose move to the front gave it a higher priority.
                 try await manager.pause(blocker)
                 #expect(await manager.waitingInQueueOrder() == [q2, blocker, q3])
-                #expect(await manager.info(q1)?.state == .running)
+                #expect(await manager.snapshot(q1)?.state == .running)
                 try await manager.resume(q2)
                 #expect(await manager.queuedInStartOrder() == [q2, q3])
                 try await manager.resume(blocker)
@@ -147,15 +147,15 @@ import Testing
             try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
                 let log = EventLog(manager)
                 let paused = try await manager.add(request(server, "p.bin", in: directory), queueIndex: nil, paused: true)
-                #expect(await manager.info(paused)?.state == .paused)
-                let blocker = try await manager.add(request(server, "b.bin", in: directory, size: 2_000_000, rate: 100_000))
-                try await waitUntil(manager, "the blocker to run") { await $0.info(blocker)?.state == .running }
-                let first = try await manager.add(request(server, "1.bin", in: directory, seed: 1))
+                #expect(await manager.snapshot(paused)?.state == .paused)
+                let blocker = try await manager.enqueue(request(server, "b.bin", in: directory, size: 2_000_000, rate: 100_000))
+                try await waitUntil(manager, "the blocker to run") { await $0.snapshot(blocker)?.state == .running }
+                let first = try await manager.enqueue(request(server, "1.bin", in: directory, seed: 1))
                 let second = try await manager.add(request(server, "2.bin", in: directory, seed: 2), queueIndex: 0, paused: false)
                 #expect(await manager.queuedInStartOrder() == [second, first])
                 try await manager.cancel(blocker)
                 for id in [second, first] { _ = try await manager.finished(id) }
-                #expect(await manager.info(paused)?.state == .paused)
+                #expect(await manager.snapshot(paused)?.state == .paused)
                 #expect(!log.started().contains(paused))
                 let kinds = log.all.compactMap { event -> String? in
                     switch event {
@@ -179,9 +179,9 @@ import Testing
             try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
                 let log = EventLog(manager)
                 let ids = try await (0..<3).asyncMap { n in
-                    try await manager.add(request(server, "s\(n).bin", in: directory, size: 2_000_000, seed: n, rate: 100_000))
+                    try await manager.enqueue(request(server, "s\(n).bin", in: directory, size: 2_000_000, seed: n, rate: 100_000))
                 }
-                try await waitUntil(manager, "the first to receive bytes") { await ($0.info(ids[0])?.progress.completedBytes ?? 0) > 0 }
+                try await waitUntil(manager, "the first to receive bytes") { await ($0.snapshot(ids[0])?.progress.completedBytes ?? 0) > 0 }
                 await manager.pauseAll()
                 #expect(await manager.infos(ids).map(\.state) == [.paused, .paused, .paused])
                 #expect(log.started() == [ids[0]])
@@ -208,15 +208,15 @@ import Testing
             configuration.maxConcurrentDownloads = 1
             try await withDownloadManager(configuration: configuration) { manager in
                 let original = request(server, "run.bin", in: directory, size: 400_000, seed: 7, rate: 200_000, extra: ["key": "run"])
-                let id = try await manager.add(original)
-                let behind = try await manager.add(request(server, "behind.bin", in: directory, size: 1000, seed: 6, rate: 200_000))
-                try await waitUntil(manager, "bytes to arrive") { await ($0.info(id)?.progress.completedBytes ?? 0) > 0 }
+                let id = try await manager.enqueue(original)
+                let behind = try await manager.enqueue(request(server, "behind.bin", in: directory, size: 1000, seed: 6, rate: 200_000))
+                try await waitUntil(manager, "bytes to arrive") { await ($0.snapshot(id)?.progress.completedBytes ?? 0) > 0 }
                 var changed = original
                 changed.fileName = "renamed.bin"
                 try await manager.replaceRequest(id, with: changed)
-                #expect(await manager.info(id)?.state == .running)
-                #expect(await manager.info(id)?.attempts == 1, "the new request has all its retries ahead")
-                #expect(await manager.info(behind)?.state == .queued, "the changed download kept its slot")
+                #expect(await manager.snapshot(id)?.state == .running)
+                #expect(await manager.snapshot(id)?.attempts == 1, "the new request has all its retries ahead")
+                #expect(await manager.snapshot(behind)?.state == .queued, "the changed download kept its slot")
                 #expect(try await manager.finished(id).state == .completed)
                 #expect(try await manager.finished(behind).state == .completed)
                 let data = FileManager.default.contents(atPath: directory.appendingPathComponent("renamed.bin").path)
@@ -238,8 +238,8 @@ import Testing
             let directory = try RPCTest.temporaryDirectory()
             try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
                 let original = request(server, "twice.bin", in: directory, size: 400_000, seed: 5, rate: 200_000)
-                let id = try await manager.add(original)
-                try await waitUntil(manager, "bytes to arrive") { await ($0.info(id)?.progress.completedBytes ?? 0) > 0 }
+                let id = try await manager.enqueue(original)
+                try await waitUntil(manager, "bytes to arrive") { await ($0.snapshot(id)?.progress.completedBytes ?? 0) > 0 }
                 var first = original
                 first.fileName = "first.bin"
                 var second = original
@@ -268,14 +268,14 @@ import Testing
             try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
             try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
                 let original = request(server, "moved.bin", in: directory, size: 400_000, seed: 8, rate: 200_000)
-                let id = try await manager.add(original)
-                try await waitUntil(manager, "bytes to arrive") { await ($0.info(id)?.progress.completedBytes ?? 0) > 0 }
+                let id = try await manager.enqueue(original)
+                try await waitUntil(manager, "bytes to arrive") { await ($0.snapshot(id)?.progress.completedBytes ?? 0) > 0 }
                 try await manager.pause(id)
                 #expect(Self.partFiles(directory).count == 1)
                 var bad = original
                 bad.directory = directory.appendingPathComponent("missing")
                 await #expect(throws: HaulError.self) { try await manager.replaceRequest(id, with: bad) }
-                #expect(await manager.info(id)?.request.directory.path == directory.path)
+                #expect(await manager.snapshot(id)?.request.directory.path == directory.path)
                 var moved = original
                 moved.directory = other
                 try await manager.replaceRequest(id, with: moved)
@@ -296,18 +296,18 @@ import Testing
             try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
                 // The first attempt breaks after 100,000 bytes and is not retried: failed, bytes kept.
                 let broken = request(server, "same.bin", in: directory, size: 300_000, seed: 9, rate: 300_000, extra: ["drop": "100000", "dropTimes": "1"])
-                let failed = try await manager.add(broken)
+                let failed = try await manager.enqueue(broken)
                 #expect(try await manager.finished(failed).state == .failed)
                 #expect(Self.partFiles(directory).count == 1)
-                let again = try await manager.add(broken)
-                try await waitUntil(manager, "the new one to write") { await ($0.info(again)?.progress.completedBytes ?? 0) > 0 }
+                let again = try await manager.enqueue(broken)
+                try await waitUntil(manager, "the new one to write") { await ($0.snapshot(again)?.progress.completedBytes ?? 0) > 0 }
                 #expect(try await manager.forgetFinished([failed, again]) == [failed])
-                #expect(await manager.info(failed) == nil)
+                #expect(await manager.snapshot(failed) == nil)
                 #expect(try await manager.finished(again).state == .completed)
                 #expect(FileManager.default.contents(atPath: directory.appendingPathComponent("same.bin").path)
                     == Data(TestContent.bytes(seed: 9, size: 300_000)))
                 // Failed and alone, its part file goes with it.
-                let lone = try await manager.add(request(server, "lone.bin", in: directory, size: 300_000, rate: 300_000, extra: ["drop": "100000"]))
+                let lone = try await manager.enqueue(request(server, "lone.bin", in: directory, size: 300_000, rate: 300_000, extra: ["drop": "100000"]))
                 #expect(try await manager.finished(lone).state == .failed)
                 #expect(Self.partFiles(directory).count == 1)
                 #expect(try await manager.forgetFinished() == [again, lone])

@@ -33,7 +33,7 @@ import Testing
                     ["uri": .string(first), "status": "waiting"], ["uri": .string(second), "status": "waiting"],
                 ])
                 let id = try #require(DownloadID(gid))
-                #expect(await f.manager.info(id)?.request.mirrors == [URL(string: second)!])
+                #expect(await f.manager.snapshot(id)?.request.mirrors == [URL(string: second)!])
                 _ = try await f.client.result("aria2.unpause", [.string(gid)])
 
                 // Both URIs serve at once: getServers lists each with its speed, getUris marks both used.
@@ -108,8 +108,8 @@ import Testing
             #expect(try await f.client.result("aria2.changeUri", [.string(gid), 1, [.string(a), .string(a)], []]) == [1, 0])
             #expect(try await uris() == [c, b])
             let id = try #require(DownloadID(gid))
-            #expect(await f.manager.info(id)?.request.url == URL(string: c))
-            #expect(await f.manager.info(id)?.request.mirrors == [URL(string: b)!])
+            #expect(await f.manager.snapshot(id)?.request.url == URL(string: c))
+            #expect(await f.manager.snapshot(id)?.request.mirrors == [URL(string: b)!])
             // A URI already listed, or added twice, is listed (and counted) once.
             #expect(try await f.client.result("aria2.changeUri", [.string(gid), 1, [], [.string(b), .string(a), .string(a)]]) == [0, 1])
             #expect(try await uris() == [c, b, a])

@@ -11,7 +11,7 @@ import Testing
 @Suite struct Aria2OptionRPCTests {
     /// Waits until `condition` holds on the manager, checked after each of its events.
     func waitUntil(_ manager: DownloadManager, _ what: String, _ condition: @escaping @Sendable (DownloadManager) async -> Bool) async throws {
-        let events = manager.events()
+        let events = manager.managerEvents()
         if await condition(manager) { return }
         let met = try await RPCTest.within(.seconds(30), what) {
             for await _ in events where await condition(manager) { return true }
@@ -64,12 +64,12 @@ import Testing
 
             let gid = try await f.add(f.url("dialog.bin", size: 2000, seed: 4), ["pause": "true", "out": "dialog.bin"])
             let listed = try #require(try await f.client.result("aria2.getOption", [.string(gid)]).objectValue)
-            let request = await f.manager.info(try #require(DownloadID(gid)))?.request
+            let request = await f.manager.snapshot(try #require(DownloadID(gid)))?.request
             var given = listed.merging(blind) { own, _ in own }
             given["out"] = listed["out"]
             #expect(try await f.client.result("aria2.changeOption", [.string(gid), .object(given)]) == "OK")
             #expect(try await f.client.result("aria2.getOption", [.string(gid)]) == .object(listed))
-            #expect(await f.manager.info(try #require(DownloadID(gid)))?.request == request)
+            #expect(await f.manager.snapshot(try #require(DownloadID(gid)))?.request == request)
         }
     }
 
@@ -113,7 +113,7 @@ import Testing
             let gid = try await f.add(f.url("running.bin", size: 400_000, seed: 6, rate: 100_000))
             let id = try #require(DownloadID(gid))
             try await waitUntil(f.manager, "bytes to arrive") { manager in
-                guard let info = await manager.info(id) else { return false }
+                guard let info = await manager.snapshot(id) else { return false }
                 return info.state == .running && info.progress.completedBytes > 0
             }
             let expected = JSONValue.string(f.directory.appendingPathComponent("running.bin").path)

@@ -154,7 +154,7 @@ import Testing
         let id = DownloadID(rawValue: 0xABC)
         let url = URL(string: "http://h/f")!
         var order = Aria2EventOrder()
-        func names(_ event: DownloadEvent) -> [String] { order.notifications(for: event).map(\.0) }
+        func names(_ event: ManagerEvent) -> [String] { order.notifications(for: event).map(\.0) }
         #expect(names(.queued(id)) == [])
         #expect(names(.started(id, resumedFrom: 0, finalURL: url)) == ["aria2.onDownloadStart"])
         #expect(names(.retrying(id, attempt: 2, delay: .zero, error: HaulError(.timeout, ""))) == [])
@@ -175,15 +175,15 @@ import Testing
         let id = DownloadID(rawValue: 0xABC)
         let url = URL(string: "http://h/f")!
         var order = Aria2EventOrder()
-        func names(_ event: DownloadEvent) -> [String] { order.notifications(for: event).map(\.0) }
+        func names(_ event: ManagerEvent) -> [String] { order.notifications(for: event).map(\.0) }
         #expect(names(.failed(info(.failed))) == ["aria2.onDownloadStart", "aria2.onDownloadError"])
         #expect(names(.completed(info(.completed))) == ["aria2.onDownloadStart", "aria2.onDownloadComplete"])
         #expect(names(.queued(id)) == [])
         #expect(names(.paused(id, reason: nil)) == [])
-        #expect(names(.canceled(id)) == [])
+        #expect(names(.canceled(id, group: nil)) == [])
         #expect(names(.started(id, resumedFrom: 0, finalURL: url)) == ["aria2.onDownloadStart"])
         #expect(names(.paused(id, reason: nil)) == ["aria2.onDownloadPause"])
-        #expect(names(.canceled(id)) == ["aria2.onDownloadStop"])
+        #expect(names(.canceled(id, group: nil)) == ["aria2.onDownloadStop"])
         #expect(order.running.isEmpty && order.announced.isEmpty)
     }
 }

@@ -75,7 +75,7 @@ import Testing
             let began = ContinuousClock.now
             let gid = try await f.add(f.url("limited.bin", size: size, seed: 43, extra: ["key": "limited"]), ["max-download-limit": "1M"])
             let id = try #require(DownloadID(gid))
-            #expect(await f.manager.info(id)?.request.maxBytesPerSecond == limit)
+            #expect(await f.manager.snapshot(id)?.request.maxBytesPerSecond == limit)
             #expect(try await f.client.result("aria2.getOption", [.string(gid)])["max-download-limit"] == "1048576")
             // Unlimited, 16 MiB over loopback takes a fraction of a second. At 1 MiB/s, 3 MiB
             // take at least 1.75 s: the bucket's first quarter second and one read of up to
@@ -92,7 +92,7 @@ import Testing
             #expect(elapsed >= .seconds(1), "3 MiB at 1 MiB/s arrived after \(elapsed)")
 
             #expect(try await f.client.result("aria2.changeOption", [.string(gid), ["max-download-limit": "0"]]) == "OK")
-            #expect(await f.manager.info(id)?.request.maxBytesPerSecond == nil)
+            #expect(await f.manager.snapshot(id)?.request.maxBytesPerSecond == nil)
             try await f.finished(gid)
             let data = FileManager.default.contents(atPath: f.directory.appendingPathComponent("limited.bin").path)
             #expect(data == Data(TestContent.bytes(seed: 43, size: size)))
@@ -113,16 +113,16 @@ import Testing
             #expect(global["max-overall-download-limit"] == "1048576")
             #expect(global["max-download-limit"] == "102400")
             let first = try #require(DownloadID(try await f.add(f.url("first.bin"), ["pause": "true"])))
-            #expect(await f.manager.info(first)?.request.maxBytesPerSecond == 100 << 10)
+            #expect(await f.manager.snapshot(first)?.request.maxBytesPerSecond == 100 << 10)
 
             let change: JSONValue = ["max-overall-download-limit": "0", "max-download-limit": "2M", "split": "3", "max-connection-per-server": "2"]
             #expect(try await f.client.result("aria2.changeGlobalOption", [change]) == "OK")
             #expect(await f.manager.globalSpeedLimit == nil)
             let second = try #require(DownloadID(try await f.add(f.url("second.bin"), ["pause": "true"])))
-            let request = try #require(await f.manager.info(second)?.request)
+            let request = try #require(await f.manager.snapshot(second)?.request)
             #expect(request.maxBytesPerSecond == 2 << 20)
             #expect(request.split == 2, "min(split 3, 2 per server)")
-            #expect(await f.manager.info(first)?.request.maxBytesPerSecond == 100 << 10, "earlier downloads keep theirs")
+            #expect(await f.manager.snapshot(first)?.request.maxBytesPerSecond == 100 << 10, "earlier downloads keep theirs")
         }
     }
 
@@ -132,11 +132,11 @@ import Testing
         try await Aria2Fixture.run { f in
             let gid = try await f.add(f.url("paused.bin"), ["pause": "true", "split": "8"])
             let id = try #require(DownloadID(gid))
-            #expect(await f.manager.info(id)?.request.split == 1, "split 8, but one connection per server")
+            #expect(await f.manager.snapshot(id)?.request.split == 1, "split 8, but one connection per server")
             #expect(try await f.client.result("aria2.changeOption", [.string(gid), ["max-connection-per-server": "6"]]) == "OK")
-            #expect(await f.manager.info(id)?.request.split == 6)
+            #expect(await f.manager.snapshot(id)?.request.split == 6)
             #expect(try await f.client.result("aria2.changeOption", [.string(gid), ["split": "40", "max-connection-per-server": "16"]]) == "OK")
-            #expect(await f.manager.info(id)?.request.split == 16)
+            #expect(await f.manager.snapshot(id)?.request.split == 16)
             let options = try await f.client.result("aria2.getOption", [.string(gid)])
             #expect(options["split"] == "40")
             #expect(options["max-connection-per-server"] == "16")
@@ -166,7 +166,7 @@ import Testing
             let gid = try await f.add(f.url("both.bin", size: size, seed: 47, rate: 1 << 20, extra: ["key": "both"]))
             let id = try #require(DownloadID(gid))
             _ = try await RPCTest.within(.seconds(30), "bytes to arrive") {
-                while await (f.manager.info(id)?.progress.completedBytes ?? 0) < 256 << 10 {
+                while await (f.manager.snapshot(id)?.progress.completedBytes ?? 0) < 256 << 10 {
                     try await Task.sleep(for: .milliseconds(10))
                 }
             }
@@ -177,7 +177,7 @@ import Testing
             let options = try await f.client.result("aria2.getOption", [.string(gid)])
             #expect(options["split"] == "4")
             #expect(options["max-download-limit"] == "3145728")
-            let request = try #require(await f.manager.info(id)?.request)
+            let request = try #require(await f.manager.snapshot(id)?.request)
             #expect(request.split == 4)
             #expect(request.maxBytesPerSecond == 3 << 20)
             try await f.finished(gid)

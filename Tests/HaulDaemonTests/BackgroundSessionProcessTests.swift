@@ -131,10 +131,10 @@ struct BackgroundSessionProcessTests {
             let before = try await BackgroundSession(identifier: "big", configuration: configuration)
             let id = try await before.add(DownloadRequest(
                 url: URL(string: server.url("/file/big.bin", ["size": "\(size)", "seed": "9", "rate": "\(12 << 20)", "key": "big"]))!,
-                directory: out))
+                directory: out)).id
             // Past the first checkpoint (16 MiB by default), then kill the daemon.
             for try await event in before.events() {
-                if case .progress(let progressID, let progress) = event, progressID == id, progress.completedBytes > 20 << 20 { break }
+                if case .progress(let progressID, let progress) = event.kind, progressID == id, progress.completedBytes > 20 << 20 { break }
             }
             daemon.send(SIGKILL)
             _ = await daemon.waitForExit()
@@ -142,18 +142,20 @@ struct BackgroundSessionProcessTests {
 
             daemon = try await Self.startDaemon(socket: socket, state: state, out: out)
             let after = try await BackgroundSession(identifier: "big", configuration: configuration)
-            var history: [SessionEvent] = []
-            for try await event in after.events() {
-                guard case .event(let kept) = event else { continue }
-                history.append(kept)
-                if kept.kind == .completed { break }
+            var history: [DownloadEvent] = []
+            for try await event in after.events() where event.sequence != nil {
+                history.append(event)
+                if case .finished(let result) = event.kind, result.file != nil { break }
             }
-            #expect(history.map(\.sequence) == history.map(\.sequence).sorted())
-            let starts = history.filter { $0.kind == .started }
+            #expect(history.map(\.sequence) == history.map(\.sequence).sorted { ($0 ?? 0) < ($1 ?? 0) })
+            let starts = history.compactMap { event -> Int64? in
+                if case .started(_, let resumedFrom) = event.kind { return resumedFrom }
+                return nil
+            }
             #expect(starts.count == 2)
-            let resumedFrom = try #require(starts.last?.resumedFrom)
+            let resumedFrom = try #require(starts.last)
             #expect(resumedFrom >= 16 << 20, "the second start continues from the checkpoint")
-            #expect(history.filter { $0.kind == .completed }.count == 1)
+            #expect(history.filter { if case .finished(let result) = $0.kind { result.file != nil } else { false } }.count == 1)
             #expect(server.bytesSent(forKey: "big") < size + (16 << 20) + (4 << 20), "only the bytes after the checkpoint were fetched again")
             let info = try await after.info(id)
             #expect(info.state == .completed)

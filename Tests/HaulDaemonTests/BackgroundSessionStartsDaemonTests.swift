@@ -24,9 +24,9 @@ struct BackgroundSessionStartsDaemonTests {
                 endpoint: .unixSocket(path: socket), daemonExecutable: haul,
                 daemonStateDirectory: root.appendingPathComponent("state"), eventPollWait: .seconds(2)))
             let id = try await session.add(DownloadRequest(
-                url: URL(string: server.url("/file/od.bin", ["size": "40000", "seed": "21"]))!, directory: out))
-            for try await item in session.events() {
-                if case .event(let event) = item, event.kind == .completed, event.download == id { break }
+                url: URL(string: server.url("/file/od.bin", ["size": "40000", "seed": "21"]))!, directory: out)).id
+            for try await event in session.events() {
+                if case .finished(let result) = event.kind, result.id == id, result.file != nil { break }
             }
             let info = try await session.info(id)
             #expect(info.state == .completed)

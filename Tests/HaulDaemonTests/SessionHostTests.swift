@@ -49,13 +49,13 @@ struct SessionHostTests {
             }
             var ids: [DownloadID] = []
             for n in 0..<4 {
-                let id = try await aria2.add(request(n))
+                let id = try await aria2.enqueue(request(n))
                 #expect(try await aria2.finished(id).state == .completed)
                 ids.append(id)
             }
             #expect(await aria2.downloads().map(\.id) == Array(ids.suffix(2)))
             let app = try await host.manager(for: "app", settings: SessionSettings())
-            let appID = try await app.add(request(9))
+            let appID = try await app.enqueue(request(9))
             _ = try await app.finished(appID)
             await host.shutdown()
 

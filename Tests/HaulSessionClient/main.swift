@@ -54,7 +54,8 @@ struct SessionClient {
                     directory: URL(fileURLWithPath: directory),
                     checksums: [try! Checksum(.sha256, hex: digest.map { String(format: "%02x", $0) }.joined())])
             }
-            total += try await session.add(requests, toGroup: "group-\(group)").count
+            _ = try await session.add(requests, toGroup: "group-\(group)", ifPresent: .addAnew)
+            total += requests.count
         }
         say("enqueued \(total)")
         // An app that goes on with other work; the test kills it -9.
@@ -85,27 +86,44 @@ struct SessionClient {
         let session = try await session(socket, identifier)
         var collected = Collected()
         var last: Int64 = 0
-        for try await item in session.events() {
-            switch item {
-            case .event(let event):
-                collected.eventsBeforeFinish += 1
-                if event.sequence <= last { collected.ordered = false }
-                last = event.sequence
-                collected.kinds[event.kind.rawValue, default: 0] += 1
-                if event.kind == .groupCompleted, let group = event.group { collected.groupsCompleted.append(group) }
-                if event.kind == .completed, let id = event.download, let path = event.fileURL?.path {
-                    collected.completed[id.description] = path
-                    collected.checksums[id.description] = event.verifiedChecksums?.first { $0.algorithm == .sha256 }?.hex
-                }
-            case .didFinishEvents:
+        for try await event in session.events() {
+            if case .didFinishEvents = event.kind {
                 if last > 0 { try await session.acknowledge(through: last) }
                 let line = try JSONEncoder().encode(collected)
                 say(String(decoding: line, as: UTF8.self))
                 await session.close()
                 return
-            case .progress:
-                break
             }
+            guard let sequence = event.sequence else { continue }
+            collected.eventsBeforeFinish += 1
+            if sequence <= last { collected.ordered = false }
+            last = sequence
+            collected.kinds[kindName(event.kind), default: 0] += 1
+            if case .groupCompleted(let summary) = event.kind { collected.groupsCompleted.append(summary.name) }
+            if case .finished(let result) = event.kind, let file = result.file {
+                collected.completed[result.id.description] = file.url.path
+                collected.checksums[result.id.description] = file.checksums.first { $0.algorithm == .sha256 }?.hex
+            }
+        }
+    }
+
+    /// The name the outbox gives the event's kind.
+    static func kindName(_ kind: DownloadEvent.Kind) -> String {
+        switch kind {
+        case .queued: "queued"
+        case .started: "started"
+        case .progress: "progress"
+        case .retrying: "retrying"
+        case .paused: "paused"
+        case .resumed: "resumed"
+        case .finished(let result):
+            switch result.outcome {
+            case .completed: "completed"
+            case .failed: "failed"
+            case .canceled: "canceled"
+            }
+        case .groupCompleted: "groupCompleted"
+        case .didFinishEvents: "didFinishEvents"
         }
     }
 }

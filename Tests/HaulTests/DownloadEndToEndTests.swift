@@ -60,9 +60,9 @@ struct DownloadEndToEndTests {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
-                let events = manager.events()
+                let events = manager.managerEvents()
                 let request = Support.request(server, "/file/r.bin", ["status": "503,503,200", "retryAfter": "0", "size": "5000"], in: dir)
-                let id = try await manager.add(request)
+                let id = try await manager.enqueue(request)
                 let delay = try await Support.firstEvent(in: events) { event -> Duration? in
                     if case .retrying(let retried, _, let delay, let error) = event, retried == id, error.httpStatus == 503 { return delay }
                     return nil

@@ -17,14 +17,14 @@ struct DurabilityTests {
                 offset >= 100_000 && diskIsFull.withLockedValue { $0 } ? HaulError(.diskFull, "No space left on device") : nil
             }
             try await withDownloadManager(configuration: configuration) { manager in
-                let events = manager.events()
-                let id = try await manager.add(Support.request(server, "/file/full.bin", ["size": "\(size)", "seed": "4"], in: dir))
+                let events = manager.managerEvents()
+                let id = try await manager.enqueue(Support.request(server, "/file/full.bin", ["size": "\(size)", "seed": "4"], in: dir))
                 let reason = try await Support.firstEvent(in: events) { event -> HaulError? in
                     if case .paused(id, let reason?) = event { return reason }
                     return nil
                 }
                 #expect(reason.code == .diskFull)
-                let info = try #require(await manager.info(id))
+                let info = try #require(await manager.snapshot(id))
                 #expect(info.state == .paused)
                 #expect(info.error?.code == .diskFull)
                 #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("full.bin").path), "no truncated final file")
@@ -50,18 +50,18 @@ struct DurabilityTests {
             // One slot, held by a slow download, so the group stays queued until it is paused.
             let configuration = Support.fastConfiguration(maxConcurrent: 1)
             try await withDownloadManager(stateDirectory: state, configuration: configuration) { manager in
-                let blocker = try await manager.add(Support.request(server, "/file/slow.bin", ["size": "5000000", "rate": "100000"], in: dir))
+                let blocker = try await manager.enqueue(Support.request(server, "/file/slow.bin", ["size": "5000000", "rate": "100000"], in: dir))
                 let group = try await manager.add(requests, toGroup: "batch")
-                ids = await group.downloads().map(\.id)
+                ids = try await group.downloads().map(\.id)
                 for id in ids { try await manager.pause(id) }
                 try await manager.cancel(blocker)
             }
             try await withDownloadManager(stateDirectory: state, configuration: configuration) { manager in
-                let group = try #require(await manager.group(named: "batch"))
-                #expect(await group.downloads().map(\.id) == ids)
-                #expect(await group.downloads().allSatisfy { $0.state == .paused })
+                let group = try await manager.group(named: "batch")
+                #expect(try await group.downloads().map(\.id) == ids)
+                #expect(try await group.downloads().allSatisfy { $0.state == .paused })
                 for id in ids { try await manager.resume(id) }
-                let summary = await group.completion
+                let summary = try await group.completion
                 #expect(summary.completed.map(\.id).sorted() == ids.sorted())
             }
             for n in 0..<5 {
@@ -90,10 +90,10 @@ struct DurabilityTests {
                 filePath: nil, fileSize: nil, fileModified: nil, skipped: false, verifiedChecksums: [],
                 error: nil, attempts: 1, createdAt: Date(), updatedAt: Date())])
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
-                let info = try #require(await manager.info(id))
+                let info = try #require(await manager.snapshot(id))
                 #expect(info.state == .completed)
                 #expect(info.fileURL?.path == final.path)
-                #expect(await manager.group(named: "g")?.completion.succeeded == true)
+                #expect(try await manager.group(named: "g").completion.succeeded == true)
             }
             #expect(server.requests(forKey: "/file/placed.bin").isEmpty)
             #expect(Support.listing(dir) == ["placed.bin"])
@@ -108,12 +108,12 @@ struct DurabilityTests {
             let a = Support.request(server, "/file/a.bin", ["size": "3000", "seed": "1"], in: dir)
             let b = Support.request(server, "/file/b.bin", ["size": "3000", "seed": "2"], in: dir)
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
-                let summary = await (try await manager.add([a, b], toGroup: "run1", continuingExisting: true)).completion
+                let summary = try await (try await manager.add([a, b], toGroup: "run1", continuingExisting: true)).completion
                 #expect(summary.completed.count == 2)
             }
             try FileManager.default.removeItem(at: dir.appendingPathComponent("b.bin"))
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
-                let summary = await (try await manager.add([a, b], toGroup: "run2", continuingExisting: true)).completion
+                let summary = try await (try await manager.add([a, b], toGroup: "run2", continuingExisting: true)).completion
                 #expect(summary.completed.count == 2)
                 let all = await manager.downloads()
                 #expect(all.count == 2, "a was reused; b was downloaded again, replacing its spent record")
@@ -131,9 +131,9 @@ struct DurabilityTests {
             let dir = try Support.temporaryDirectory()
             let state = try Support.temporaryDirectory()
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
-                let done = try await manager.add(Support.request(server, "/file/done.bin", ["size": "2000"], in: dir))
+                let done = try await manager.enqueue(Support.request(server, "/file/done.bin", ["size": "2000"], in: dir))
                 _ = try await manager.finished(done)
-                let slow = try await manager.add(Support.request(server, "/file/slow.bin", ["size": "5000000", "rate": "200000"], in: dir))
+                let slow = try await manager.enqueue(Support.request(server, "/file/slow.bin", ["size": "5000000", "rate": "200000"], in: dir))
                 try await manager.pause(slow)
                 try await manager.remove(slow)
                 try await manager.remove(done, deletingFile: true)
@@ -162,8 +162,8 @@ struct WholePartTests {
                 let request = Support.request(server, "/file/x.bin", ["size": "\(size)", "seed": "8", "rate": "100000"], in: dir, name: "x.bin", policy: .fail)
                 // The name is taken only after the bytes arrived: skip the up-front check.
                 try FileManager.default.removeItem(at: taken)
-                let events = manager.events()
-                let id = try await manager.add(request)
+                let events = manager.managerEvents()
+                let id = try await manager.enqueue(request)
                 _ = try await Support.firstEvent(in: events) { event -> Bool? in
                     if case .started(id, _, _) = event { return true }
                     return nil
@@ -207,7 +207,7 @@ struct WholePartTests {
                 durableOffset: Int64(size), placement: nil, filePath: nil, fileSize: nil, fileModified: nil,
                 skipped: false, verifiedChecksums: [], error: nil, attempts: 1, createdAt: Date(), updatedAt: Date())])
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
-                let events = manager.events()
+                let events = manager.managerEvents()
                 try await manager.resume(id)
                 let resumedFrom = try await Support.firstEvent(in: events) { event -> Int64? in
                     if case .started(id, let offset, _) = event { return offset }

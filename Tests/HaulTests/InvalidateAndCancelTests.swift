@@ -12,20 +12,20 @@ struct InvalidateAndCancelTests {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
             try await withDownloadManager(configuration: Support.fastConfiguration(maxConcurrent: 1)) { manager in
-                let events = manager.events()
-                let running = try await manager.add(Support.request(server, "/file/run.bin", ["size": "600000", "rate": "1000000", "seed": "5"], in: dir))
-                let paused = try await manager.add(Support.request(server, "/file/paused.bin", ["size": "1000"], in: dir))
-                let queued = try await manager.add(Support.request(server, "/file/queued.bin", ["size": "1000"], in: dir))
+                let events = manager.managerEvents()
+                let running = try await manager.enqueue(Support.request(server, "/file/run.bin", ["size": "600000", "rate": "1000000", "seed": "5"], in: dir))
+                let paused = try await manager.enqueue(Support.request(server, "/file/paused.bin", ["size": "1000"], in: dir))
+                let queued = try await manager.enqueue(Support.request(server, "/file/queued.bin", ["size": "1000"], in: dir))
                 try await manager.pause(paused)
                 // Wait until the running one has bytes.
                 for await event in events {
                     if case .progress(running, let progress) = event, progress.completedBytes > 100_000 { break }
                 }
                 await manager.invalidateAndCancel()
-                #expect(await manager.info(running)?.state == .paused)
-                #expect(await manager.info(paused)?.state == .paused)
-                #expect(await manager.info(queued)?.state == .canceled)
-                let kept = await manager.info(running)?.progress.completedBytes ?? 0
+                #expect(await manager.snapshot(running)?.state == .paused)
+                #expect(await manager.snapshot(paused)?.state == .paused)
+                #expect(await manager.snapshot(queued)?.state == .canceled)
+                let kept = await manager.snapshot(running)?.progress.completedBytes ?? 0
                 #expect(kept > 0)
                 try await manager.resume(running)
                 let done = try await manager.finished(running)

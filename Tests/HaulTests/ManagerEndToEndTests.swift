@@ -19,13 +19,13 @@ struct ManagerEndToEndTests {
             }
             try await withDownloadManager(configuration: Support.fastConfiguration(maxConcurrent: 3)) { manager in
                 let group = try await manager.add(requests, toGroup: "batch")
-                let summary = await group.completion
+                let summary = try await group.completion
                 #expect(summary.succeeded)
                 #expect(summary.completed.count == 40)
                 let peak = server.peakConcurrentResponses(forKey: "batch")
                 #expect(peak <= 3)
                 #expect(peak >= 2, "downloads must actually run concurrently")
-                let progress = await group.progress()
+                let progress = try await group.progress()
                 #expect(progress.completedBytes == progress.expectedBytes)
             }
             for n in 0..<40 {
@@ -48,7 +48,7 @@ struct ManagerEndToEndTests {
             try await withDownloadManager(configuration: configuration) { manager in
                 try await manager.setMaxConcurrentDownloads(count)
                 let group = try await manager.add(requests, toGroup: "raised")
-                let summary = await group.completion
+                let summary = try await group.completion
                 #expect(summary.failed.isEmpty, "\(summary.failed.map { $0.error?.message ?? "" })")
                 #expect(summary.completed.count == count)
             }
@@ -65,11 +65,11 @@ struct ManagerEndToEndTests {
                     Support.request(server, "/file/ok.bin", in: dir),
                     Support.request(server, "/file/gone", ["status": "410"], in: dir),
                 ], toGroup: "mixed")
-                let summary = await group.completion
-                #expect(summary.completed.map(\.request.url.lastPathComponent) == ["ok.bin"])
+                let summary = try await group.completion
+                #expect(summary.completed.map { $0.file?.url.lastPathComponent } == ["ok.bin"])
                 #expect(summary.failed.first?.error?.httpStatus == 410)
                 #expect(!summary.succeeded)
-                #expect(await manager.group(named: "mixed") != nil)
+                #expect(await manager.existingGroup(named: "mixed") != nil)
             }
         }
     }
@@ -79,8 +79,8 @@ struct ManagerEndToEndTests {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
-                let streams = [manager.events(), manager.events()]
-                let id = try await manager.add(Support.request(server, "/file/e.bin", in: dir))
+                let streams = [manager.managerEvents(), manager.managerEvents()]
+                let id = try await manager.enqueue(Support.request(server, "/file/e.bin", in: dir))
                 for stream in streams {
                     var kinds: [String] = []
                     for await event in stream {
@@ -172,7 +172,7 @@ struct ManagerEndToEndTests {
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
                 let request = Support.request(server, "/file/twice.bin", ["size": "50000", "rate": "500000"], in: dir)
                 let group = try await manager.add([request, request], toGroup: "twice")
-                let summary = await group.completion
+                let summary = try await group.completion
                 #expect(summary.completed.count == 2)
                 #expect(Set(summary.completed.map(\.id)).count == 2)
             }
@@ -186,14 +186,14 @@ struct ManagerEndToEndTests {
             let dir = try Support.temporaryDirectory()
             let size = 300_000
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
-                let events = manager.events()
-                let id = try await manager.add(Support.request(server, "/file/p.bin", ["size": "\(size)", "seed": "9", "rate": "600000"], in: dir))
+                let events = manager.managerEvents()
+                let id = try await manager.enqueue(Support.request(server, "/file/p.bin", ["size": "\(size)", "seed": "9", "rate": "600000"], in: dir))
                 _ = try await Support.firstEvent(in: events) { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes > 50_000 { return true }
                     return nil
                 }
                 try await manager.pause(id)
-                #expect(await manager.info(id)?.state == .paused)
+                #expect(await manager.snapshot(id)?.state == .paused)
                 #expect(Support.leftovers(dir).contains { $0.hasSuffix(".part") })
                 await #expect(throws: HaulError.self) { try await manager.cancel(DownloadID(rawValue: 1)) }
                 try await manager.resume(id)
@@ -210,14 +210,14 @@ struct ManagerEndToEndTests {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
-                let events = manager.events()
-                let id = try await manager.add(Support.request(server, "/file/c.bin", ["size": "1000000", "rate": "300000"], in: dir))
+                let events = manager.managerEvents()
+                let id = try await manager.enqueue(Support.request(server, "/file/c.bin", ["size": "1000000", "rate": "300000"], in: dir))
                 _ = try await Support.firstEvent(in: events) { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes > 0 { return true }
                     return nil
                 }
                 try await manager.cancel(id)
-                #expect(await manager.info(id)?.state == .canceled)
+                #expect(await manager.snapshot(id)?.state == .canceled)
                 await #expect(throws: HaulError.self) { try await manager.resume(id) }
             }
             #expect(Support.listing(dir).isEmpty)
@@ -229,7 +229,7 @@ struct ManagerEndToEndTests {
         let dir = try Support.temporaryDirectory()
         let manager = DownloadManager(configuration: Support.fastConfiguration())
         func code(_ request: DownloadRequest) async -> HaulError.Code? {
-            do { _ = try await manager.add(request); return nil } catch { return error.code }
+            do { _ = try await manager.enqueue(request); return nil } catch { return error.code }
         }
         let url = URL(string: "http://127.0.0.1:1/x")!
         #expect(await code(DownloadRequest(url: URL(string: "ftp://h/x")!, directory: dir)) == .unsupportedScheme)
@@ -262,18 +262,18 @@ struct ManagerShutdownTests {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
             let manager = DownloadManager(configuration: Support.fastConfiguration())
-            let events = manager.events()
+            let events = manager.managerEvents()
             let group = try await manager.add([Support.request(server, "/file/slow.bin", ["size": "2000000", "rate": "200000"], in: dir)], toGroup: "g")
             let id = try #require(await group.downloads().first?.id)
-            async let summary = group.completion
+            async let summary = manager.groupCompletion(group.name)
             async let single = manager.finished(id)
             _ = try await Support.firstEvent(in: events) { event -> Bool? in
                 if case .progress(id, let progress) = event, progress.completedBytes > 0 { return true }
                 return nil
             }
             await manager.shutdown()
-            let (groupResult, info) = await (summary, try single)
-            #expect(groupResult.unfinished.map(\.id) == [id])
+            let (groupResult, info) = try await (summary, single)
+            #expect(groupResult.unfinished == [id])
             #expect(!groupResult.succeeded)
             #expect(info.state == .paused)
             #expect(Support.leftovers(dir).contains { $0.hasSuffix(".part") })

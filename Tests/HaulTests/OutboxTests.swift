@@ -20,8 +20,8 @@ struct OutboxTests {
             let dir = try Support.temporaryDirectory()
             let state = try Support.temporaryDirectory()
             let requests = (0..<5).map { n in Support.request(server, "/file/o\(n).bin", ["size": "\(2000 + n)", "seed": "\(n)"], in: dir) }
-            try await withDownloadManager(stateDirectory: state, session: "app", configuration: configuration()) { manager in
-                let summary = await (try await manager.add(requests, toGroup: "g")).completion
+            try await withDownloadManager(identifier: "app", stateDirectory: state, configuration: configuration()) { manager in
+                let summary = try await (try await manager.add(requests, toGroup: "g")).completion
                 #expect(summary.completed.count == 5)
             }
             let manager = try await DownloadManager.open(stateDirectory: state, session: "app", configuration: configuration())
@@ -54,9 +54,9 @@ struct OutboxTests {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
             let state = try Support.temporaryDirectory()
-            try await withDownloadManager(stateDirectory: state, session: "poll", configuration: configuration()) { manager in
+            try await withDownloadManager(identifier: "poll", stateDirectory: state, configuration: configuration()) { manager in
                 let poll = Task { try await manager.storedEvents(after: 0, waitingUpTo: .seconds(60)) }
-                _ = try await manager.add(Support.request(server, "/file/p.bin", ["size": "3000"], in: dir))
+                _ = try await manager.enqueue(Support.request(server, "/file/p.bin", ["size": "3000"], in: dir))
                 let events = try await poll.value
                 #expect(!events.isEmpty)
                 #expect(events.first?.kind == .started)
@@ -71,7 +71,7 @@ struct OutboxTests {
             let state = try Support.temporaryDirectory()
             let a = try await DownloadManager.open(stateDirectory: state, session: "a", configuration: configuration())
             let b = try await DownloadManager.open(stateDirectory: state, session: "b", configuration: configuration())
-            _ = await (try await a.add([Support.request(server, "/file/a.bin", ["size": "100"], in: dir)], toGroup: "ga")).completion
+            _ = try await (try await a.add([Support.request(server, "/file/a.bin", ["size": "100"], in: dir)], toGroup: "ga")).completion
             #expect(try await b.storedEvents(after: 0).isEmpty)
             #expect(try await a.storedEvents(after: 0).contains { $0.kind == .groupCompleted && $0.group == "ga" })
             #expect(await b.downloads().isEmpty)
@@ -90,11 +90,11 @@ struct OutboxTests {
             try await withDownloadManager(configuration: configuration(.sequential, maxConcurrent: 3)) { manager in
                 let first = (0..<6).map { n in Support.request(server, "/file/s1-\(n).bin", ["size": "20000", "rate": "400000"], in: dir) }
                 let second = (0..<6).map { n in Support.request(server, "/file/s2-\(n).bin", ["size": "20000"], in: dir) }
-                let events = manager.events()
+                let events = manager.managerEvents()
                 let a = try await manager.add(first, toGroup: "first")
                 let b = try await manager.add(second, toGroup: "second")
-                let firstIDs = Set(await a.downloads().map(\.id))
-                let secondIDs = Set(await b.downloads().map(\.id))
+                let firstIDs = Set(try await a.downloads().map(\.id))
+                let secondIDs = Set(try await b.downloads().map(\.id))
                 var finishedOfFirst = 0
                 for await event in events {
                     switch event {

@@ -78,9 +78,9 @@ struct GroupBookTests {
         #expect(book["b"]?.ordinal == 1)
         #expect(book["b"]?.members == [id(1), id(2), id(3)])
         let first = book.memberFinished(in: "b")
-        #expect(first == nil)
+        #expect(first == false)
         let last = book.memberFinished(in: "b")
-        #expect(last?.isEmpty == true)
+        #expect(last == true)
         book.memberReopened(in: "b")
         #expect(book["b"]?.unfinished == 1)
     }

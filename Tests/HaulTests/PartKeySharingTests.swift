@@ -9,10 +9,10 @@ struct PartKeySharingTests {
     /// Adds `request` (whose first response fails), waits for it to fail, then adds it again
     /// and waits until the newer download has bytes in the part file they would share.
     static func failedThenNewerRunning(_ request: DownloadRequest, in manager: DownloadManager) async throws -> (failed: DownloadID, newer: DownloadID) {
-        let failed = try await manager.add(request)
+        let failed = try await manager.enqueue(request)
         #expect(try await manager.finished(failed).state == .failed)
-        let events = manager.events()
-        let newer = try await manager.add(request)
+        let events = manager.managerEvents()
+        let newer = try await manager.enqueue(request)
         for await event in events {
             if case .progress(newer, let progress) = event, progress.completedBytes > 0 { break }
         }

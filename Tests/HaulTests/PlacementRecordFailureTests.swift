@@ -25,8 +25,8 @@ struct PlacementRecordFailureTests {
                     WHEN NEW.placement IS NOT NULL BEGIN SELECT RAISE(ABORT, 'placements refused by the test'); END
                     """)
             }
-            let events = manager.events()
-            let id = try await manager.add(Support.request(server, "/file/x.bin", ["size": "\(size)", "seed": "31"], in: dir, name: "x.bin"))
+            let events = manager.managerEvents()
+            let id = try await manager.enqueue(Support.request(server, "/file/x.bin", ["size": "\(size)", "seed": "31"], in: dir, name: "x.bin"))
             let reason = try await Support.firstEvent(in: events) { event -> HaulError? in
                 if case .paused(id, let reason?) = event { return reason }
                 if case .completed(let info) = event, info.id == id { Issue.record("placed without a recorded intent") }

@@ -38,7 +38,7 @@ import Testing
             let directory = try Support.temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
             let manager = DownloadManager(configuration: Support.fastConfiguration(retries: 5))
-            let id = try await manager.add(Support.request(
+            let id = try await manager.enqueue(Support.request(
                 server, "/file/esc.bin", ["disposition": "attachment; filename=\"a\u{1B}[31mb.bin\""], in: directory))
             let info = try await manager.finished(id)
             await manager.shutdown()

@@ -49,8 +49,8 @@ struct ReadTimeoutTests {
             let (info, retryReasons) = try await withDownloadManager(
                 configuration: Self.configuration(readTimeout: .seconds(4), retries: 2)
             ) { manager in
-                let events = manager.events()
-                let id = try await manager.add(request)
+                let events = manager.managerEvents()
+                let id = try await manager.enqueue(request)
                 let info = try await manager.finished(id)
                 await manager.shutdown()
                 var reasons: [HaulError.Code] = []

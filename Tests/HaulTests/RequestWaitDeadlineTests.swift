@@ -70,7 +70,7 @@ struct RequestWaitDeadlineTests {
             try await manager.add(request, queueIndex: nil, paused: true)
         }
         try await withDownloadManager(stateDirectory: state) { manager in
-            #expect(await manager.info(id)?.request.waitDeadline == deadline)
+            #expect(await manager.snapshot(id)?.request.waitDeadline == deadline)
         }
     }
 
@@ -89,22 +89,22 @@ struct RequestWaitDeadlineTests {
             waitingMaxDelay: .milliseconds(100))
         try await withDownloadManager(configuration: configuration) { manager in
             let url = { (name: String) in URL(string: "http://127.0.0.1:\(port)/file/\(name)")! }
-            let keeps = try await manager.add(DownloadRequest(url: url("keeps.bin"), directory: dir))
-            let short = try await manager.add(DownloadRequest(
+            let keeps = try await manager.enqueue(DownloadRequest(url: url("keeps.bin"), directory: dir))
+            let short = try await manager.enqueue(DownloadRequest(
                 url: url("short.bin"), directory: dir, waitDeadline: Date().addingTimeInterval(1)))
             try await WaitingSlotTests.poll("the download with a deadline to fail", in: manager) {
-                await manager.info(short)?.state == .failed
+                await manager.snapshot(short)?.state == .failed
             }
-            let failed = try #require(await manager.info(short))
+            let failed = try #require(await manager.snapshot(short))
             #expect(failed.error?.code == .deadlineExceeded)
             #expect(failed.error?.message.contains("gave up waiting") == true)
             #expect(failed.error?.message.contains("connection refused") == true)
             // The other is tried now and then (holding the slot for that moment) and waits between.
             try await WaitingSlotTests.poll("the other to be waiting", in: manager) {
-                let other = await manager.info(keeps)
+                let other = await manager.snapshot(keeps)
                 return other?.state == .queued && other?.isWaitingToRetry == true
             }
-            let waiting = try #require(await manager.info(keeps))
+            let waiting = try #require(await manager.snapshot(keeps))
             #expect(waiting.error?.code == .connectionFailed)
         }
     }

@@ -99,8 +99,8 @@ struct ResumeEndToEndTests {
             let state = try Support.temporaryDirectory()
             // First "process": stop after some bytes are on disk.
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration(checkpointBytes: 32 * 1024)) { manager in
-                let events = manager.events()
-                let id = try await manager.add(request)
+                let events = manager.managerEvents()
+                let id = try await manager.enqueue(request)
                 _ = try await Support.firstEvent(in: events) { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes >= 100_000 { return true }
                     return nil
@@ -111,7 +111,7 @@ struct ResumeEndToEndTests {
 
             // Second "process": the paused download is found again and continues when resumed.
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
-                let events = manager.events()
+                let events = manager.managerEvents()
                 let found = await manager.downloads()
                 #expect(found.count == 1)
                 #expect(found.first?.state == .paused)

@@ -13,8 +13,8 @@ struct SegmentResumeTests {
     /// down (which stops the transfer with a last checkpoint). Returns the download's ID.
     static func runUntil(_ bytes: Int64, request: DownloadRequest, state: URL) async throws -> DownloadID {
         try await withDownloadManager(stateDirectory: state, configuration: SegmentedDownloadTests.configuration()) { manager in
-            let events = manager.events()
-            let id = try await manager.add(request)
+            let events = manager.managerEvents()
+            let id = try await manager.enqueue(request)
             _ = try await Support.firstEvent(in: events) { event -> Bool? in
                 if case .progress(id, let progress) = event, progress.completedBytes >= bytes { return true }
                 return nil
@@ -40,8 +40,8 @@ struct SegmentResumeTests {
         var request = request
         request.split = 1
         try await withDownloadManager(configuration: SegmentedDownloadTests.configuration()) { manager in
-            let events = manager.events()
-            let id = try await manager.add(request)
+            let events = manager.managerEvents()
+            let id = try await manager.enqueue(request)
             _ = try await Support.firstEvent(in: events) { event -> Bool? in
                 if case .progress(id, let progress) = event, progress.completedBytes >= 500 << 10 { return true }
                 return nil

@@ -42,7 +42,7 @@ struct SpeedLimitTests {
 
     /// Follows overall progress into `samples` until the stream ends; with `completions`, a
     /// download's completion is a sample too (for a manager running just that one).
-    static func follow(_ events: AsyncStream<DownloadEvent>, into samples: Samples, completions: Bool = false) -> Task<Void, Never> {
+    static func follow(_ events: AsyncStream<ManagerEvent>, into samples: Samples, completions: Bool = false) -> Task<Void, Never> {
         Task {
             for await event in events {
                 switch event {
@@ -64,8 +64,8 @@ struct SpeedLimitTests {
             request.maxBytesPerSecond = rate
             let samples = Samples()
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
-                let follower = Self.follow(manager.events(), into: samples, completions: true)
-                let id = try await manager.add(request)
+                let follower = Self.follow(manager.managerEvents(), into: samples, completions: true)
+                let id = try await manager.enqueue(request)
                 #expect(try await manager.finished(id).state == .completed)
                 await manager.shutdown()
                 await follower.value
@@ -91,9 +91,9 @@ struct SpeedLimitTests {
             let samples = Samples()
             try await withDownloadManager(configuration: configuration) { manager in
                 #expect(await manager.globalSpeedLimit == rate)
-                let follower = Self.follow(manager.events(), into: samples)
+                let follower = Self.follow(manager.managerEvents(), into: samples)
                 let group = try await manager.add(requests, toGroup: "both")
-                #expect(await group.completion.completed.count == 2)
+                #expect(try await group.completion.completed.count == 2)
                 await manager.shutdown()
                 await follower.value
             }
@@ -114,10 +114,10 @@ struct SpeedLimitTests {
             var configuration = Support.fastConfiguration()
             configuration.maxBytesPerSecond = 256 << 10
             try await withDownloadManager(configuration: configuration) { manager in
-                let events = manager.events()
-                let id = try await manager.add(request)
+                let events = manager.managerEvents()
+                let id = try await manager.enqueue(request)
                 try await manager.setSpeedLimit(128 << 10, for: id)
-                #expect(await manager.info(id)?.request.maxBytesPerSecond == 128 << 10)
+                #expect(await manager.snapshot(id)?.request.maxBytesPerSecond == 128 << 10)
                 _ = try await Support.firstEvent(in: events) { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes > 0 { return true }
                     return nil
@@ -152,14 +152,14 @@ struct SpeedLimitTests {
             let blocker = Support.request(server, "/file/blocker.bin", ["size": "\(1 << 20)", "rate": "1024"], in: dir)
             let queued = Support.request(server, "/file/queued.bin", ["size": "1000"], in: dir)
             let id = try await withDownloadManager(stateDirectory: state, configuration: configuration) { manager in
-                try await manager.add(blocker)
-                let id = try await manager.add(queued)
+                try await manager.enqueue(blocker)
+                let id = try await manager.enqueue(queued)
                 try await manager.setSpeedLimit(300_000, for: id)
-                #expect(await manager.info(id)?.state == .queued)
+                #expect(await manager.snapshot(id)?.state == .queued)
                 return id
             }
             let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration, continueInterrupted: false)
-            #expect(await manager.info(id)?.request.maxBytesPerSecond == 300_000)
+            #expect(await manager.snapshot(id)?.request.maxBytesPerSecond == 300_000)
             await manager.shutdown()
         }
     }

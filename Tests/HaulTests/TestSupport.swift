@@ -52,17 +52,16 @@ enum Support {
     /// Downloads one request in a fresh manager and returns its final info.
     static func downloadOne(_ request: DownloadRequest, configuration: DownloadManager.Configuration = fastConfiguration()) async throws -> DownloadInfo {
         try await withDownloadManager(configuration: configuration) { manager in
-            let group = try await manager.add([request], toGroup: "one")
-            let summary = await group.completion
-            return (summary.completed + summary.failed + summary.canceled)[0]
+            let id = try await manager.addMembers([request], toGroup: "one")[0]
+            return try await manager.finished(id)
         }
     }
 
     /// Waits for the first event that matches, with a timeout so that a broken engine fails
     /// the test instead of hanging it.
     static func firstEvent<T: Sendable>(
-        in events: AsyncStream<DownloadEvent>, timeout: Duration = .seconds(30),
-        where match: @escaping @Sendable (DownloadEvent) -> T?
+        in events: AsyncStream<ManagerEvent>, timeout: Duration = .seconds(30),
+        where match: @escaping @Sendable (ManagerEvent) -> T?
     ) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {

@@ -64,14 +64,14 @@ struct WaitingSlotTests {
     static func deadRunningAndQueued(
         _ manager: DownloadManager, live: TestServer, deadPort: Int, in dir: URL, seed: Int
     ) async throws -> (dead: DownloadID, running: DownloadID, queued: DownloadID) {
-        let dead = try await manager.add(DownloadRequest(
+        let dead = try await manager.enqueue(DownloadRequest(
             url: URL(string: "http://127.0.0.1:\(deadPort)/file/dead\(seed).bin")!, directory: dir, fileName: "dead\(seed).bin"))
-        let running = try await manager.add(Support.request(
+        let running = try await manager.enqueue(Support.request(
             live, "/file/running\(seed).bin", ["size": "400000", "seed": "\(seed)", "rate": "100000"], in: dir, name: "running\(seed).bin"))
-        let queued = try await manager.add(Support.request(
+        let queued = try await manager.enqueue(Support.request(
             live, "/file/queued\(seed).bin", ["size": "100", "seed": "\(seed + 1)"], in: dir, name: "queued\(seed).bin"))
         try await poll("the live download to run while the dead one waits", in: manager) {
-            let (deadNow, runningNow) = (await manager.info(dead), await manager.info(running))
+            let (deadNow, runningNow) = (await manager.snapshot(dead), await manager.snapshot(running))
             return runningNow?.state == .running && deadNow?.isWaitingToRetry == true
         }
         return (dead, running, queued)
@@ -90,16 +90,16 @@ struct WaitingSlotTests {
             let alive = Support.request(live, "/file/b.bin", ["size": "400000", "seed": "22", "rate": "200000"], in: dir, name: "b.bin")
             let ids = try await manager.addMembers([dead, alive], toGroup: "g")
             let (a, b) = (ids[0], ids[1])
-            let group = try #require(await manager.group(named: "g"))
+            let group = try await manager.group(named: "g")
 
             // Polled, not awaited: an engine that kept A in the slot would never start B,
             // and the test must fail rather than hang. While B runs (2 s) it holds the one
             // slot, so A, refused before B could start, can only be waiting without one.
             try await Self.poll("B to run while A waits", in: manager) {
-                let (aNow, bNow) = (await manager.info(a), await manager.info(b))
+                let (aNow, bNow) = (await manager.snapshot(a), await manager.snapshot(b))
                 return bNow?.state == .running && aNow?.state == .queued && aNow?.isWaitingToRetry == true
             }
-            let aWaiting = try #require(await manager.info(a))
+            let aWaiting = try #require(await manager.snapshot(a))
             #expect(aWaiting.error?.code == .connectionFailed)
             let counts = await manager.stateCounts()
             #expect(counts.running == 1 && counts.queued == 1)
@@ -107,24 +107,24 @@ struct WaitingSlotTests {
             #expect(await manager.downloadIDs(inStates: [.running]) == [b])
             await #expect(throws: HaulError.self) { try await manager.moveInQueue(a, toIndex: 0) }
 
-            try await Self.poll("B to finish while A waits", in: manager) { await manager.info(b)?.state.isTerminal == true }
+            try await Self.poll("B to finish while A waits", in: manager) { await manager.snapshot(b)?.state.isTerminal == true }
             let bInfo = try await manager.finished(b)
             #expect(bInfo.state == .completed, "\(String(describing: bInfo.error))")
             #expect(Support.contents(dir.appendingPathComponent("b.bin")) == TestContent.bytes(seed: 22, size: 400_000))
-            let aAfter = try #require(await manager.info(a))
+            let aAfter = try #require(await manager.snapshot(a))
             #expect(aAfter.state != .failed)
             #expect(aAfter.attempts >= 2, "A's retries came due while B ran")
 
             scene.reserved.release()
 
             let server = try await TestServer.start(port: port)
-            try await Self.poll("A to finish", in: manager) { await manager.info(a)?.state.isTerminal == true }
+            try await Self.poll("A to finish", in: manager) { await manager.snapshot(a)?.state.isTerminal == true }
             let aInfo = try await manager.finished(a)
             try await server.shutdown()
             #expect(aInfo.state == .completed, "\(String(describing: aInfo.error))")
             #expect(!aInfo.isWaitingToRetry)
             #expect(Support.contents(dir.appendingPathComponent("a.bin")) == TestContent.bytes(seed: 21, size: 300_000))
-            let summary = await group.completion
+            let summary = try await group.completion
             #expect(summary.completed.count == 2 && summary.failed.isEmpty)
         }
     }
@@ -135,30 +135,30 @@ struct WaitingSlotTests {
     @Test func pauseResumeAndCancelWhileWaiting() async throws {
         try await Self.withScene { scene in
             let (port, dir, manager) = (scene.port, scene.dir, scene.manager)
-            let first = try await manager.add(DownloadRequest(
+            let first = try await manager.enqueue(DownloadRequest(
                 url: URL(string: "http://127.0.0.1:\(port)/file/p.bin?size=1000&seed=1")!, directory: dir, fileName: "p.bin"))
-            try await Self.poll("the first download to wait", in: manager) { await manager.info(first)?.isWaitingToRetry == true }
-            let second = try await manager.add(DownloadRequest(
+            try await Self.poll("the first download to wait", in: manager) { await manager.snapshot(first)?.isWaitingToRetry == true }
+            let second = try await manager.enqueue(DownloadRequest(
                 url: URL(string: "http://127.0.0.1:\(port)/file/q.bin?size=1000&seed=2")!, directory: dir, fileName: "q.bin"))
             // The second one got the slot the first gave back, and waits too.
-            try await Self.poll("the second download to wait", in: manager) { await manager.info(second)?.isWaitingToRetry == true }
+            try await Self.poll("the second download to wait", in: manager) { await manager.snapshot(second)?.isWaitingToRetry == true }
             // Each is tried now and then (and holds the slot for that moment); both are listed
             // whenever neither is being tried.
             try await Self.poll("both to wait without a slot", in: manager) { Set(await manager.waitingInQueueOrder()) == [first, second] }
 
             try await manager.pause(first)
-            #expect(await manager.info(first)?.state == .paused)
-            #expect(await manager.info(first)?.isWaitingToRetry == false)
+            #expect(await manager.snapshot(first)?.state == .paused)
+            #expect(await manager.snapshot(first)?.isWaitingToRetry == false)
             #expect(await manager.waitingInQueueOrder().last == first, "paused, it has a place in the queue, behind the one waiting for its server")
             try await manager.cancel(second)
-            #expect(await manager.info(second)?.state == .canceled)
+            #expect(await manager.snapshot(second)?.state == .canceled)
             #expect(await manager.waitingInQueueOrder() == [first])
 
             try await manager.resume(first)
-            try await Self.poll("the resumed download to wait again", in: manager) { await manager.info(first)?.isWaitingToRetry == true }
+            try await Self.poll("the resumed download to wait again", in: manager) { await manager.snapshot(first)?.isWaitingToRetry == true }
             scene.reserved.release()
             let server = try await TestServer.start(port: port)
-            try await Self.poll("the download to finish", in: manager) { await manager.info(first)?.state.isTerminal == true }
+            try await Self.poll("the download to finish", in: manager) { await manager.snapshot(first)?.state.isTerminal == true }
             let info = try await manager.finished(first)
             try await server.shutdown()
             #expect(info.state == .completed, "\(String(describing: info.error))")
@@ -171,20 +171,20 @@ struct WaitingSlotTests {
     @Test func changingTheRequestWhileWaiting() async throws {
         try await Self.withScene { scene in
             let (port, dir, live, manager) = (scene.port, scene.dir, scene.live, scene.manager)
-            let id = try await manager.add(DownloadRequest(
+            let id = try await manager.enqueue(DownloadRequest(
                 url: URL(string: "http://127.0.0.1:\(port)/file/old.bin?size=1000&seed=3")!, directory: dir, fileName: "c.bin"))
-            try await Self.poll("the download to wait", in: manager) { await manager.info(id)?.isWaitingToRetry == true }
+            try await Self.poll("the download to wait", in: manager) { await manager.snapshot(id)?.isWaitingToRetry == true }
             let sameServer = DownloadRequest(
                 url: URL(string: "http://127.0.0.1:\(port)/file/new.bin?size=1000&seed=4")!, directory: dir, fileName: "c.bin")
             try await manager.replaceRequest(id, with: sameServer)
-            let changed = try #require(await manager.info(id))
+            let changed = try #require(await manager.snapshot(id))
             #expect(changed.state == .queued && changed.isWaitingToRetry)
             #expect(changed.request.url == sameServer.url)
 
             let moved = Support.request(live, "/file/moved.bin", ["size": "2000", "seed": "5"], in: dir, name: "c.bin")
             try await manager.replaceRequest(id, with: moved)
-            try await Self.poll("the moved download to finish", in: manager) { await manager.info(id)?.state.isTerminal == true }
-            let info = try #require(await manager.info(id))
+            try await Self.poll("the moved download to finish", in: manager) { await manager.snapshot(id)?.state.isTerminal == true }
+            let info = try #require(await manager.snapshot(id))
             #expect(info.state == .completed, "\(String(describing: info.error))")
             #expect(Support.contents(dir.appendingPathComponent("c.bin")) == TestContent.bytes(seed: 5, size: 2000))
         }
@@ -198,7 +198,7 @@ struct WaitingSlotTests {
             let (dead, slow, last) = try await Self.deadRunningAndQueued(manager, live: live, deadPort: port, in: dir, seed: 6)
             await manager.pauseAll()
             #expect(await manager.waitingInQueueOrder() == [dead, slow, last])
-            for id in [dead, slow, last] { #expect(await manager.info(id)?.state == .paused) }
+            for id in [dead, slow, last] { #expect(await manager.snapshot(id)?.state == .paused) }
         }
     }
 
@@ -215,14 +215,14 @@ struct WaitingSlotTests {
             let next = try await manager.addMembers(
                 [Support.request(live, "/file/n.bin", ["size": "100", "seed": "10"], in: dir, name: "n.bin")], toGroup: "second")[0]
             try await Self.poll("the first group's download to wait for its server", in: manager) {
-                await manager.info(dead)?.isWaitingToRetry == true
+                await manager.snapshot(dead)?.isWaitingToRetry == true
             }
-            #expect(await manager.info(next)?.attempts == 0, "the next group waits for the first")
+            #expect(await manager.snapshot(next)?.attempts == 0, "the next group waits for the first")
             await manager.pauseAll()
-            let after = try #require(await manager.info(next))
+            let after = try #require(await manager.snapshot(next))
             #expect(after.state == .paused)
             #expect(after.attempts == 0, "the next group's download was started during pauseAll")
-            #expect(await manager.info(dead)?.state == .paused)
+            #expect(await manager.snapshot(dead)?.state == .paused)
         }
     }
 
@@ -234,9 +234,9 @@ struct WaitingSlotTests {
             let (port, dir, live, manager) = (scene.port, scene.dir, scene.live, scene.manager)
             let (waiting, running, queued) = try await Self.deadRunningAndQueued(manager, live: live, deadPort: port, in: dir, seed: 8)
             await manager.invalidateAndCancel()
-            #expect(await manager.info(waiting)?.state == .paused)
-            #expect(await manager.info(running)?.state == .paused)
-            #expect(await manager.info(queued)?.state == .canceled)
+            #expect(await manager.snapshot(waiting)?.state == .paused)
+            #expect(await manager.snapshot(running)?.state == .paused)
+            #expect(await manager.snapshot(queued)?.state == .canceled)
         }
     }
 }

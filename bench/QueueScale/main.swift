@@ -22,7 +22,7 @@ struct QueueScale {
         let configuration = DownloadManager.Configuration(maxConcurrentDownloads: 1)
         let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration)
         let slow = DownloadRequest(url: URL(string: server.url("/file/slow.bin", ["size": "100000000", "rate": "1000"]))!, directory: output)
-        _ = try await manager.add(slow)
+        _ = try await manager.enqueue(slow)
         var requests = (0..<count).map { n in
             DownloadRequest(url: URL(string: server.url("/file/f\(n).bin", ["size": "16384"]))!, directory: output)
         }

@@ -4,20 +4,20 @@ import NIOConcurrencyHelpers
 /// several managers through `DownloadManager.Configuration.sharedSpeedLimiter`), changeable
 /// while they run. Nil means unlimited, and then taking costs one uncontended lock and nothing
 /// else.
-public final class SpeedLimiter: Sendable {
+package final class SpeedLimiter: Sendable {
     private let bucket: NIOLockedValueBox<TokenBucket?>
 
     /// A limiter of `bytesPerSecond` (nil, or less than 1, for none).
-    public init(bytesPerSecond: Int64?) {
+    package init(bytesPerSecond: Int64?) {
         bucket = NIOLockedValueBox(bytesPerSecond.flatMap(Self.bucket))
     }
 
     /// The limit in bytes per second, nil when unlimited.
-    public var bytesPerSecond: Int64? { bucket.withLockedValue { $0?.bytesPerSecond } }
+    package var bytesPerSecond: Int64? { bucket.withLockedValue { $0?.bytesPerSecond } }
 
     /// Sets (or with nil or a value below 1, removes) the limit; transfers waiting on the old
     /// one see the new one within `SpeedThrottle.slice`.
-    public func setLimit(_ bytesPerSecond: Int64?) {
+    package func setLimit(_ bytesPerSecond: Int64?) {
         bucket.withLockedValue { bucket in
             guard let rate = bytesPerSecond, rate > 0 else {
                 bucket = nil

@@ -9,7 +9,7 @@ extension DownloadInfo {
     ///
     /// For displays that must show a name while a download runs, as aria2's `files[].path`
     /// does from the URL before its transfer ends.
-    public var expectedFileName: String {
+    package var expectedFileName: String {
         FileNaming.resolveName(requested: request.fileName, contentDisposition: nil, originalURL: request.url, finalURL: finalURL)
     }
 }

@@ -67,7 +67,7 @@ extension HeaderField {
 
 extension DownloadRequest {
     /// The connections one download may be split over (`-s`, aria2's `split`).
-    public static let splitRange = 1...1024
+    package static let splitRange = 1...1024
 
     /// Decodes a request and checks what `add` checks before touching the file system: an
     /// http or https URL with a host, a file name that is one safe path component, `split`

@@ -3,7 +3,7 @@
 /// Modelled on AsyncHTTPClient's `HTTPClientError`: a struct wrapping a private code enum, so
 /// that new kinds of failure can be added without breaking anyone who switches over codes.
 /// Every error carries a message written for the person reading the terminal or the log.
-public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// What kind of failure this is. Compare with the static members, e.g. `error.code == .diskFull`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Base: String, Sendable {
@@ -12,7 +12,7 @@ public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
             case httpStatus, checksumMismatch, lengthMismatch, invalidResponse
             case tooManyRedirects, redirectLoop, unsupportedRedirect
             case connectionFailed, timeout, certificate, deadlineExceeded, unsupportedProxy
-            case invalidState, unknownDownload, canceled, shutdown
+            case invalidState, unknownDownload, unknownGroup, canceled, waitCanceled, shutdown
             case daemonUnavailable, rpcError
         }
         let base: Base
@@ -68,10 +68,16 @@ public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let deadlineExceeded = Code(.deadlineExceeded)
         /// The operation is not possible in the download's current state (e.g. resuming a completed download).
         public static let invalidState = Code(.invalidState)
-        /// No download with that ID is known to this manager.
+        /// No download with that ID is known to this session.
         public static let unknownDownload = Code(.unknownDownload)
+        /// No group with that name is known to this session.
+        public static let unknownGroup = Code(.unknownGroup)
         /// The download was canceled.
         public static let canceled = Code(.canceled)
+        /// The task that waited for a result (`Download.value`, `DownloadGroup.completion`) was
+        /// canceled before the result came. The download itself goes on: canceling a wait is
+        /// not canceling the download (that is `DownloadSession.cancel(_:)`).
+        public static let waitCanceled = Code(.waitCanceled)
         /// The manager is shutting down or has shut down.
         public static let shutdown = Code(.shutdown)
         /// No `haul daemon` answers at the socket or URL a client was given (none is running,
@@ -101,13 +107,43 @@ public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The JSON-RPC error number the daemon answered with (aria2's numbers, or -32700…-32600
     /// from JSON-RPC itself), for errors that came back from a remote call.
     public let rpcCode: Int?
+    /// The error Haul caught when this one has a cause of its own: the NIO, TLS, SOCKS or
+    /// AsyncHTTPClient error behind `.connectionFailed`, `.timeout` or `.certificate`, the
+    /// `errno` behind a file-system error (as `POSIXError`), the SQLite error behind a store
+    /// failure. For logs and diagnosis: `code` and `message` say what happened. Kept in the
+    /// process that caught it only; errors that crossed the daemon's JSON-RPC have none, and
+    /// it takes no part in `==`.
+    public let underlying: (any Error)?
 
-    public init(_ code: Code, _ message: String, httpStatus: Int? = nil, retryAfter: Duration? = nil, rpcCode: Int? = nil) {
+    /// An error of `code` with a message for people; `underlying` is the caught error behind it.
+    public init(
+        _ code: Code, _ message: String, httpStatus: Int? = nil, retryAfter: Duration? = nil, rpcCode: Int? = nil,
+        underlying: (any Error)? = nil
+    ) {
         self.code = code
         self.message = message
         self.httpStatus = httpStatus
         self.retryAfter = retryAfter
         self.rpcCode = rpcCode
+        self.underlying = underlying
+    }
+
+    /// The same error with `cause` as its underlying error.
+    package func causedBy(_ cause: (any Error)?) -> HaulError {
+        HaulError(code, message, httpStatus: httpStatus, retryAfter: retryAfter, rpcCode: rpcCode, underlying: cause)
+    }
+
+    /// Equal when code, message, status, Retry-After and RPC number are; the underlying error
+    /// (which need not be equatable) is not compared.
+    public static func == (lhs: HaulError, rhs: HaulError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.httpStatus == rhs.httpStatus
+            && lhs.retryAfter == rhs.retryAfter && lhs.rpcCode == rhs.rpcCode
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
+        hasher.combine(httpStatus)
     }
 
     /// Whether trying again later may succeed: broken connections, timeouts, short bodies,
@@ -124,5 +160,12 @@ public struct HaulError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// `code: message`, as the CLI prints it.
     public var description: String { "\(code): \(message)" }
+
+    /// The description, then the underlying error when there is one.
+    public var debugDescription: String {
+        guard let underlying else { return description }
+        return "\(description) (caused by \(String(reflecting: underlying)))"
+    }
 }

@@ -21,9 +21,9 @@ public enum DaemonEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// aria2's RPC port, which Haul keeps so that aria2 clients find the daemon unchanged.
     public static let defaultTCPPort = 6800
     /// The path of the JSON-RPC endpoint on both transports.
-    public static let rpcPath = "/jsonrpc"
+    package static let rpcPath = "/jsonrpc"
     /// The socket's file name inside the runtime directory.
-    public static let socketFileName = "haul.sock"
+    package static let socketFileName = "haul.sock"
 
     /// The `/jsonrpc` endpoint on `host:port` over TCP.
     public static func tcp(host: String = "127.0.0.1", port: Int = defaultTCPPort) -> DaemonEndpoint {
@@ -39,7 +39,7 @@ public enum DaemonEndpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `defaultSocketPath` for a given environment and user, so that it can be tested.
-    public static func defaultSocketPath(environment: [String: String], userID: UInt32) -> String {
+    package static func defaultSocketPath(environment: [String: String], userID: UInt32) -> String {
         defaultRuntimeDirectory(environment: environment, userID: userID) + "/" + socketFileName
     }
 
@@ -51,7 +51,7 @@ public enum DaemonEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// per-user directory under /tmp stands in; the daemon checks that it owns that directory
     /// and that it is not a symlink before trusting it. The XDG spec says relative values are
     /// invalid and must be ignored.
-    public static func defaultRuntimeDirectory(environment: [String: String], userID: UInt32) -> String {
+    package static func defaultRuntimeDirectory(environment: [String: String], userID: UInt32) -> String {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
             return (runtime.hasSuffix("/") ? String(runtime.dropLast()) : runtime) + "/haul"
         }
@@ -66,7 +66,7 @@ public enum DaemonEndpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether calls over this endpoint need the daemon's secret.
-    public var requiresSecret: Bool {
+    package var requiresSecret: Bool {
         if case .url = self { return true }
         return false
     }

@@ -21,14 +21,14 @@ struct JSONRPCCall: Encodable {
 }
 
 /// A positional JSON-RPC parameter: any value that encodes itself to JSON.
-public struct RPCParameter: Encodable, Sendable {
+package struct RPCParameter: Encodable, Sendable {
     let value: any Encodable & Sendable
 
-    public init(_ value: any Encodable & Sendable) {
+    package init(_ value: any Encodable & Sendable) {
         self.value = value
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         try value.encode(to: encoder)
     }
 }

@@ -12,24 +12,24 @@ import NIOHTTP1
 /// error, `.invalidResponse` when the answer cannot be read.
 ///
 /// The client owns a connection pool: call `shutdown()` when done, or use `withRPCClient`.
-public final class RPCClient: Sendable {
+package final class RPCClient: Sendable {
     /// Limits of one client. Each property's doc comment states its default.
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// How long one call may take, connecting included. Default: 30 seconds.
-        public var timeout: Duration
+        package var timeout: Duration
         /// The largest answer read; a longer one fails with `.invalidResponse` instead of
         /// filling memory. Default: 64 MiB (a `tellStopped` of many thousand downloads fits).
-        public var maxResponseBytes: Int
+        package var maxResponseBytes: Int
 
-        public init(timeout: Duration = .seconds(30), maxResponseBytes: Int = 64 * 1024 * 1024) {
+        package init(timeout: Duration = .seconds(30), maxResponseBytes: Int = 64 * 1024 * 1024) {
             self.timeout = timeout
             self.maxResponseBytes = maxResponseBytes
         }
     }
 
     /// Where the calls go.
-    public let endpoint: DaemonEndpoint
-    public let configuration: Configuration
+    package let endpoint: DaemonEndpoint
+    package let configuration: Configuration
     private let secret: String?
     private let postURL: String
     private let client: HTTPClient
@@ -37,7 +37,7 @@ public final class RPCClient: Sendable {
     /// A client of the daemon at `endpoint` (by default the default socket). With a `secret`,
     /// every call carries it as aria2 expects, `"token:SECRET"` as the first parameter; TCP
     /// needs it, the unix socket does not.
-    public init(
+    package init(
         endpoint: DaemonEndpoint = .unixSocket(path: DaemonEndpoint.defaultSocketPath),
         secret: String? = nil,
         configuration: Configuration = Configuration()
@@ -58,12 +58,12 @@ public final class RPCClient: Sendable {
     }
 
     /// Closes the client's connections. Calls made afterwards fail.
-    public func shutdown() async {
+    package func shutdown() async {
         try? await client.shutdown()
     }
 
     /// Calls `method` with positional `parameters` and decodes its result as `Result`.
-    public func call<Result: Decodable>(
+    package func call<Result: Decodable>(
         _ method: String, _ parameters: [RPCParameter] = [], returning: Result.Type = Result.self
     ) async throws(HaulError) -> Result {
         let id = UUID().uuidString
@@ -73,7 +73,7 @@ public final class RPCClient: Sendable {
     }
 
     /// Calls `method` with the given positional parameters and decodes its result as `Result`.
-    public func call<Result: Decodable>(
+    package func call<Result: Decodable>(
         _ method: String, _ parameters: any Encodable & Sendable..., returning: Result.Type = Result.self
     ) async throws(HaulError) -> Result {
         try await call(method, parameters.map(RPCParameter.init), returning: returning)
@@ -113,13 +113,16 @@ public final class RPCClient: Sendable {
 
     /// What a transport error means to the caller.
     private func failure(_ error: any Error) -> HaulError {
+        if error is CancellationError || (error as? HTTPClientError) == .cancelled || Task.isCancelled {
+            return HaulError(.waitCanceled, "the call to the haul daemon was canceled with the task that made it", underlying: error)
+        }
         if let error = error as? HTTPClientError, error == .deadlineExceeded || error == .readTimeout {
-            return HaulError(.timeout, "the haul daemon at \(endpoint) did not answer within \(configuration.timeout)")
+            return HaulError(.timeout, "the haul daemon at \(endpoint) did not answer within \(configuration.timeout)", underlying: error)
         }
         if error is NIOTooManyBytesError {
-            return HaulError(.invalidResponse, "the haul daemon's answer is larger than \(configuration.maxResponseBytes) bytes")
+            return HaulError(.invalidResponse, "the haul daemon's answer is larger than \(configuration.maxResponseBytes) bytes", underlying: error)
         }
-        return HaulError(.daemonUnavailable, "cannot reach a haul daemon at \(endpoint) (\(error)); is `haul daemon` running?")
+        return HaulError(.daemonUnavailable, "cannot reach a haul daemon at \(endpoint) (\(error)); is `haul daemon` running?", underlying: error)
     }
 
     static func requestURL(for endpoint: DaemonEndpoint) -> String {
@@ -173,7 +176,7 @@ public final class RPCClient: Sendable {
 }
 
 /// Runs `body` with a client of the daemon at `endpoint`, and shuts the client down afterwards.
-public func withRPCClient<T>(
+package func withRPCClient<T>(
     endpoint: DaemonEndpoint = .unixSocket(path: DaemonEndpoint.defaultSocketPath),
     secret: String? = nil,
     configuration: RPCClient.Configuration = RPCClient.Configuration(),

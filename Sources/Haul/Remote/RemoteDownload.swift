@@ -2,26 +2,26 @@ import Foundation
 
 /// A download as the daemon's `haul.*` methods describe it, and as `BackgroundSession` reads
 /// it back into a `DownloadInfo`. Plain JSON fields, so clients in other languages can use it.
-public struct RemoteDownload: Sendable, Hashable, Codable {
-    public var id: DownloadID
-    public var state: DownloadState
-    public var request: DownloadRequest
-    public var group: String?
-    public var completedBytes: Int64
-    public var expectedBytes: Int64?
-    public var bytesPerSecond: Double
-    public var finalURL: URL?
-    public var fileURL: URL?
-    public var skipped: Bool
-    public var verifiedChecksums: [Checksum]
-    public var errorCode: String?
-    public var errorMessage: String?
-    public var httpStatus: Int?
-    public var attempts: Int
+package struct RemoteDownload: Sendable, Hashable, Codable {
+    package var id: DownloadID
+    package var state: DownloadState
+    package var request: DownloadRequest
+    package var group: String?
+    package var completedBytes: Int64
+    package var expectedBytes: Int64?
+    package var bytesPerSecond: Double
+    package var finalURL: URL?
+    package var fileURL: URL?
+    package var skipped: Bool
+    package var verifiedChecksums: [Checksum]
+    package var errorCode: String?
+    package var errorMessage: String?
+    package var httpStatus: Int?
+    package var attempts: Int
     /// `DownloadInfo.isWaitingToRetry`; absent (nil) from daemons that predate it.
-    public var waitingToRetry: Bool?
+    package var waitingToRetry: Bool?
 
-    public init(_ info: DownloadInfo) {
+    package init(_ info: DownloadInfo) {
         id = info.id
         state = info.state
         request = info.request
@@ -41,7 +41,7 @@ public struct RemoteDownload: Sendable, Hashable, Codable {
     }
 
     /// The same download as `DownloadManager` would describe it.
-    public var info: DownloadInfo {
+    package var info: DownloadInfo {
         var info = DownloadInfo(id: id, request: request, group: group)
         info.state = state
         info.progress = TransferProgress(completedBytes: completedBytes, expectedBytes: expectedBytes, bytesPerSecond: bytesPerSecond)
@@ -60,53 +60,63 @@ public struct RemoteDownload: Sendable, Hashable, Codable {
 
 /// The answer to `haul.events`: kept events after the cursor, then the latest progress of the
 /// session's running downloads (progress is never kept, only reported).
-public struct RemoteEventBatch: Sendable, Hashable, Codable {
-    public var events: [SessionEvent]
-    public var progress: [RemoteProgress]
+package struct RemoteEventBatch: Sendable, Hashable, Codable {
+    package var events: [StoredEvent]
+    package var progress: [RemoteProgress]
 
-    public init(events: [SessionEvent], progress: [RemoteProgress]) {
+    package init(events: [StoredEvent], progress: [RemoteProgress]) {
         self.events = events
         self.progress = progress
     }
 }
 
-public struct RemoteProgress: Sendable, Hashable, Codable {
-    public var id: DownloadID
-    public var completedBytes: Int64
-    public var expectedBytes: Int64?
-    public var bytesPerSecond: Double
+package struct RemoteProgress: Sendable, Hashable, Codable {
+    package var id: DownloadID
+    package var completedBytes: Int64
+    package var expectedBytes: Int64?
+    package var bytesPerSecond: Double
 
-    public init(id: DownloadID, progress: TransferProgress) {
+    package init(id: DownloadID, progress: TransferProgress) {
         self.id = id
         completedBytes = progress.completedBytes
         expectedBytes = progress.expectedBytes
         bytesPerSecond = progress.bytesPerSecond
     }
 
-    public var progress: TransferProgress {
+    package var progress: TransferProgress {
         TransferProgress(completedBytes: completedBytes, expectedBytes: expectedBytes, bytesPerSecond: bytesPerSecond)
     }
 }
 
-/// The answer to `haul.group`: a group's members by outcome and its progress.
-public struct RemoteGroupSummary: Sendable, Hashable, Codable {
-    public var name: String
-    public var completed: [RemoteDownload]
-    public var failed: [RemoteDownload]
-    public var canceled: [RemoteDownload]
-    public var unfinished: [RemoteDownload]
+/// The answer to `haul.group` and `haul.waitGroup`: a group's members by outcome, each as a
+/// whole download (its file, or its error), and every member's ID in the order added.
+package struct RemoteGroupSummary: Sendable, Hashable, Codable {
+    package var name: String
+    package var completed: [RemoteDownload]
+    package var failed: [RemoteDownload]
+    package var canceled: [RemoteDownload]
+    package var unfinished: [RemoteDownload]
+    /// Every member, in the order added (absent from daemons before it).
+    package var order: [DownloadID]?
 
-    public init(_ summary: GroupSummary) {
-        name = summary.name
-        completed = summary.completed.map(RemoteDownload.init)
-        failed = summary.failed.map(RemoteDownload.init)
-        canceled = summary.canceled.map(RemoteDownload.init)
-        unfinished = summary.unfinished.map(RemoteDownload.init)
+    /// A group of `members`, in the order they were added.
+    package init(name: String, members: [DownloadInfo]) {
+        self.name = name
+        completed = members.filter { $0.state == .completed }.map(RemoteDownload.init)
+        failed = members.filter { $0.state == .failed }.map(RemoteDownload.init)
+        canceled = members.filter { $0.state == .canceled }.map(RemoteDownload.init)
+        unfinished = members.filter { !$0.state.isTerminal }.map(RemoteDownload.init)
+        order = members.map(\.id)
     }
 
-    public var summary: GroupSummary {
-        GroupSummary(
-            name: name, completed: completed.map(\.info), failed: failed.map(\.info),
-            canceled: canceled.map(\.info), unfinished: unfinished.map(\.info))
+    /// The summary as apps see it: every finished member with its file or error, in the order
+    /// members were added.
+    package var summary: GroupSummary {
+        var results = (completed + failed + canceled).compactMap(\.info.result)
+        if let order {
+            let place = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+            results.sort { (place[$0.id] ?? .max) < (place[$1.id] ?? .max) }
+        }
+        return GroupSummary(name: name, results: results, unfinished: unfinished.map(\.id))
     }
 }

@@ -268,7 +268,7 @@ extension DownloadManager {
         }
         records[id]?.details.transfer = nil
         records[id]?.details.durable = DurableFields()
-        hub.emit(.canceled(id))
+        hub.emit(.canceled(id, group: records[id]?.group))
         finish(id)
     }
 
@@ -293,14 +293,14 @@ extension DownloadManager {
     /// that a group's completion always follows its members' events).
     private func finish(_ id: DownloadID) {
         guard let record = records[id] else { return }
-        let waiters = record.details.finishWaiters
-        records[id]?.details.finishWaiters = []
-        for waiter in waiters { waiter.resume(returning: record.info) }
+        if waits.isWaited(id) { waits.resolve(id, with: record.info) }
         guard !record.isFinished else { return }
         records[id]?.isFinished = true
         releasePartKey(of: record)
         records[id]?.details.speed = SpeedMeter()
         records[id]?.details.live = nil
+        // Its end is reported by a kept event: the client must see it before it is forgotten.
+        if outbox != nil { pins.downloads.insert(id) }
         if groupOf(id) != nil { groupMemberFinished(id) } else { finishedForRetention(id) }
     }
 

@@ -12,8 +12,19 @@ extension DownloadManager {
     ///   it joins the group as completed, and a `.completed` event is emitted again;
     /// - completed but the file was deleted or changed since, or canceled: a new download.
     @discardableResult
-    public func add(_ requests: [DownloadRequest], toGroup name: String, continuingExisting: Bool) async throws(HaulError) -> DownloadGroup {
-        guard continuingExisting else { return try await add(requests, toGroup: name) }
+    package func add(_ requests: [DownloadRequest], toGroup name: String, continuingExisting: Bool) async throws(HaulError) -> DownloadGroup {
+        if continuingExisting {
+            try await addContinuing(requests, toGroup: name)
+        } else {
+            try await addMembers(requests, toGroup: name)
+        }
+        return DownloadGroup(name: name, session: self)
+    }
+
+    /// `add(_:toGroup:continuingExisting:)` continuing, returning the IDs of the downloads
+    /// that stand for `requests`, in their order: continued ones and new ones.
+    @discardableResult
+    package func addContinuing(_ requests: [DownloadRequest], toGroup name: String) async throws(HaulError) -> [DownloadID] {
         try Self.validate(requests)
         guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
         createGroupIfNeeded(name)
@@ -35,16 +46,20 @@ extension DownloadManager {
         var fresh: [DownloadID] = []
         var adopted: [DownloadID] = []
         var replaced: [DownloadID] = []
+        var ids: [DownloadID] = []
+        ids.reserveCapacity(normalized.count)
         for request in normalized {
             let identity = identities.identity(of: KeptRequest(request))
             if let id = latest.removeValue(forKey: identity) {
                 adopted.append(id)
+                ids.append(id)
             } else {
                 // Earlier records of this request that can never be used again (canceled, or
                 // completed but the file changed since) are replaced, so that running the same
                 // command again and again does not grow the store.
                 replaced += spent.removeValue(forKey: identity) ?? []
                 fresh.append(insert(request, group: name))
+                ids.append(fresh[fresh.count - 1])
             }
         }
         for id in replaced { try await remove(id) }
@@ -54,7 +69,7 @@ extension DownloadManager {
         if groups[name]?.unfinished == 0 {
             hub.emit(.groupCompleted(summary(of: name)))
         }
-        return DownloadGroup(name: name, manager: self)
+        return ids
     }
 
     /// With finished downloads left in the store (`Retention.loadsEarlierFinished` false), loads

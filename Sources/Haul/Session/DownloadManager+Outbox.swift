@@ -6,7 +6,7 @@ import Foundation
 extension DownloadManager {
     /// The kept events after `sequence`, oldest first, at most `limit`. With `timeout`, waits
     /// up to that long for new events when there are none yet (a long poll).
-    public func storedEvents(after sequence: Int64, limit: Int = 1000, waitingUpTo timeout: Duration? = nil) async throws(HaulError) -> [SessionEvent] {
+    package func storedEvents(after sequence: Int64, limit: Int = 1000, waitingUpTo timeout: Duration? = nil) async throws(HaulError) -> [StoredEvent] {
         guard outbox != nil else {
             throw HaulError(.invalidRequest, "this manager keeps no event outbox (Configuration.keepsEventOutbox)")
         }
@@ -20,17 +20,19 @@ extension DownloadManager {
     }
 
     /// The client has handled every event up to and including `sequence`: they are deleted.
-    public func acknowledgeEvents(through sequence: Int64) async throws(HaulError) {
+    package func acknowledgeEvents(through sequence: Int64) async throws(HaulError) {
+        let acknowledged = pins.isEmpty ? OutboxPins() : try await store.outboxPins(session: session, through: sequence)
         try await store.acknowledgeEvents(session: session, through: sequence)
+        unpin(acknowledged)
     }
 
     /// Keeps `settings` with the session, for a daemon that continues it after a restart.
-    public func saveSettings(_ settings: SessionSettings) async throws(HaulError) {
+    package func saveSettings(_ settings: SessionSettings) async throws(HaulError) {
         try await store.saveSettings(settings, session: session)
     }
 
     /// Every session kept in the store at `stateDirectory`, with the settings it saved.
-    public static func storedSessions(stateDirectory: URL) async throws(HaulError) -> [(id: String, settings: SessionSettings?)] {
+    package static func storedSessions(stateDirectory: URL) async throws(HaulError) -> [(id: String, settings: SessionSettings?)] {
         try await DownloadStore.shared(directory: stateDirectory).sessions()
     }
 

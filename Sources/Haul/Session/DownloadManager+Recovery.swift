@@ -67,11 +67,9 @@ extension DownloadManager {
             perform(action, for: id)
         }
         // Finished downloads loaded may be forgotten like those finishing from now on: alone,
-        // or once their group is complete.
-        dueToForget += retention.mayForget(order.lazy.filter { id in
-            guard let record = self.records[id], record.isFinished else { return false }
-            return record.group.map { self.groups[$0]?.unfinished == 0 } ?? true
-        })
+        // or once their group is complete, and with an outbox once the client acknowledged it.
+        if outbox != nil { pins = try await store.outboxPins(session: session) }
+        dueToForget += retention.mayForget(order.lazy.filter { self.mayBeForgotten($0) })
         reportFoundCompleted(foundCompleted)
         forgetDue()
         admitQueued()

@@ -9,21 +9,21 @@ import Foundation
 /// function's doc comment is its contract.
 extension DownloadManager {
     /// How many downloads are in each state, and the speed of those running.
-    public struct StateCounts: Sendable, Hashable {
-        public var queued = 0
-        public var running = 0
-        public var paused = 0
-        public var completed = 0
-        public var failed = 0
-        public var canceled = 0
+    package struct StateCounts: Sendable, Hashable {
+        package var queued = 0
+        package var running = 0
+        package var paused = 0
+        package var completed = 0
+        package var failed = 0
+        package var canceled = 0
         /// Sum of the smoothed speeds of running downloads, in bytes per second.
-        public var bytesPerSecond: Double = 0
+        package var bytesPerSecond: Double = 0
     }
 
     // MARK: Reading
 
     /// Counts downloads by state, in one pass and without copying their infos.
-    public func stateCounts() -> StateCounts {
+    package func stateCounts() -> StateCounts {
         var counts = StateCounts()
         records.scan { _, _, state, _, progress in
             switch state {
@@ -41,7 +41,7 @@ extension DownloadManager {
     }
 
     /// The IDs of downloads in any of `states`, in the order they were added.
-    public func downloadIDs(inStates states: Set<DownloadState>) -> [DownloadID] {
+    package func downloadIDs(inStates states: Set<DownloadState>) -> [DownloadID] {
         // Added order is position order; only the matches are sorted.
         var found: [(position: Int64, id: DownloadID)] = []
         records.scan { id, position, state, _, _ in
@@ -52,7 +52,7 @@ extension DownloadManager {
 
     /// State, group and progress of every download, in no particular order: what totals per
     /// state or per group need, without building each download's `DownloadInfo`.
-    public func briefs() -> [DownloadBrief] {
+    package func briefs() -> [DownloadBrief] {
         var briefs: [DownloadBrief] = []
         briefs.reserveCapacity(records.count)
         records.scan { id, _, state, group, progress in
@@ -63,7 +63,7 @@ extension DownloadManager {
 
     /// Infos of the downloads from `offset` (in the order they were added), at most `limit`:
     /// a window of a listing, at a cost that follows the offset and the window.
-    public func downloads(offset: Int, limit: Int) -> [DownloadInfo] {
+    package func downloads(offset: Int, limit: Int) -> [DownloadInfo] {
         var skipped = 0
         var window: [DownloadInfo] = []
         for id in order where window.count < limit && records.contains(id) {
@@ -79,7 +79,7 @@ extension DownloadManager {
 
     /// Infos of the given downloads, in the given order; unknown IDs are skipped. One call for
     /// a page of a listing, instead of one `info(_:)` per download.
-    public func infos(_ ids: [DownloadID]) -> [DownloadInfo] {
+    package func infos(_ ids: [DownloadID]) -> [DownloadInfo] {
         ids.compactMap { records[$0]?.info }
     }
 
@@ -89,7 +89,7 @@ extension DownloadManager {
     ///
     /// Read by letting a copy of the scheduler admit everything, so the order is the
     /// scheduler's own and never a second bookkeeping that could drift from it. O(queued).
-    public func queuedInStartOrder() -> [DownloadID] {
+    package func queuedInStartOrder() -> [DownloadID] {
         var copy = scheduler
         copy.limits = SchedulerState.Limits(global: .max, perHost: nil, sequentialGroups: false)
         return copy.admit()
@@ -102,7 +102,7 @@ extension DownloadManager {
     /// state `.queued`) come first, in the order they will take a slot again: they take the
     /// next free slots before anything that never started (see `ReturningQueue`).
     /// `moveInQueue` indices refer to this order. O(queue).
-    public func waitingInQueueOrder() -> [DownloadID] {
+    package func waitingInQueueOrder() -> [DownloadID] {
         let returning = scheduler.returningOrder()
         return returning.isEmpty ? scheduler.waitingOrder() : returning + scheduler.waitingOrder()
     }
@@ -114,7 +114,7 @@ extension DownloadManager {
     /// `queueIndex`, it is moved to that index of `waitingInQueueOrder()` (clamped) before any
     /// slot is handed out, paused or not.
     @discardableResult
-    public func add(_ request: DownloadRequest, queueIndex: Int?, paused: Bool) async throws(HaulError) -> DownloadID {
+    package func add(_ request: DownloadRequest, queueIndex: Int?, paused: Bool) async throws(HaulError) -> DownloadID {
         try await addNew([request], group: nil, paused: paused, queueIndex: queueIndex)[0]
     }
 
@@ -132,7 +132,7 @@ extension DownloadManager {
     /// changes accordingly and is stored. Cost: the downloads queued again, each leaving a
     /// stale entry that the scheduler drops when it reaches it.
     @discardableResult
-    public func moveInQueue(_ id: DownloadID, toIndex index: Int) throws(HaulError) -> Int {
+    package func moveInQueue(_ id: DownloadID, toIndex index: Int) throws(HaulError) -> Int {
         guard let record = records[id] else { throw unknown(id) }
         if scheduler.isReturning(id) {
             throw HaulError(.invalidState, "download \(id) is waiting for its server; it takes the next free slot once its retry is due, ahead of the queue, so it cannot be moved in it (pause it first)")
@@ -158,12 +158,12 @@ extension DownloadManager {
     }
 
     /// The global limit of downloads fetching at once, as it is now.
-    public var maxConcurrentDownloads: Int { scheduler.limits.global }
+    package var maxConcurrentDownloads: Int { scheduler.limits.global }
 
     /// Changes the global limit at run time (at least 1). A higher limit starts queued
     /// downloads at once; a lower one lets running downloads finish and starts no new one
     /// until fewer than `limit` run. Not stored: a new manager starts from its configuration.
-    public func setMaxConcurrentDownloads(_ limit: Int) throws(HaulError) {
+    package func setMaxConcurrentDownloads(_ limit: Int) throws(HaulError) {
         guard limit >= 1 else { throw HaulError(.invalidRequest, "the concurrency limit must be at least 1, got \(limit)") }
         scheduler.limits.global = limit
         admitQueued()
@@ -176,7 +176,7 @@ extension DownloadManager {
     /// stopping download frees (and no group a paused one ends) starts a download on the way.
     /// All keep their places in the queue; those that ran (waiting for their server included)
     /// go to the front, in the order they were added.
-    public func pauseAll() async {
+    package func pauseAll() async {
         admissionSuspended = true
         defer {
             admissionSuspended = false
@@ -208,7 +208,7 @@ extension DownloadManager {
     /// Queues every paused download again (not failed ones), in the order they were added,
     /// and returns their IDs.
     @discardableResult
-    public func resumeAllPaused() -> [DownloadID] {
+    package func resumeAllPaused() -> [DownloadID] {
         let paused = order.filter { records[$0]?.machine.state == .paused }
         for id in paused { try? resume(id) }
         return paused
@@ -226,7 +226,7 @@ extension DownloadManager {
     /// one keeps its place. A new directory means the part file in the old one is deleted and
     /// the download starts over. Throws `.unknownDownload`, or `.invalidState` for a
     /// completed, failed or canceled download, or one that is being paused or canceled.
-    public func replaceRequest(_ id: DownloadID, with request: DownloadRequest) async throws(HaulError) {
+    package func replaceRequest(_ id: DownloadID, with request: DownloadRequest) async throws(HaulError) {
         try Self.validate(request)
         guard let record = records[id] else { throw unknown(id) }
         let new = request.normalized
@@ -306,7 +306,7 @@ extension DownloadManager {
     /// ones. Other and unknown IDs are skipped. Placed files stay; a failed download's part
     /// file is deleted, unless a newer download of the same request now uses it.
     @discardableResult
-    public func forgetFinished(_ ids: [DownloadID]? = nil) async throws(HaulError) -> [DownloadID] {
+    package func forgetFinished(_ ids: [DownloadID]? = nil) async throws(HaulError) -> [DownloadID] {
         let candidates = ids ?? order
         var forgotten: [DownloadID] = []
         for id in candidates {
@@ -324,14 +324,14 @@ extension DownloadManager {
 
     /// Writes every pending change of the downloads' rows now (they are otherwise written in
     /// batches within `storeFlushInterval`). Durable offsets are written at checkpoints anyway.
-    public func flushStore() async {
+    package func flushStore() async {
         await flushDirty()
     }
 
     /// Writes every pending change now, and fails unless the downloads are then saved: when the
     /// store lives in memory (`init(configuration:)`: nothing survives the process), or when the
     /// write failed (a full disk, say), with why. What aria2's `saveSession` promises.
-    public func saveStore() async throws(HaulError) {
+    package func saveStore() async throws(HaulError) {
         guard store.path != nil else {
             throw HaulError(.invalidState, "this manager keeps its downloads in memory; there is no store to save them to")
         }

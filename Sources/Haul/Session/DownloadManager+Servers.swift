@@ -4,7 +4,7 @@ extension DownloadManager {
     /// known: one for a download on one connection, each mirror asked for a split one (see
     /// `DownloadServer.connections` for the ones in use right now). Empty when it is not
     /// running (or between attempts).
-    public func servers(of id: DownloadID) -> [DownloadServer] {
+    package func servers(of id: DownloadID) -> [DownloadServer] {
         records[id]?.details.live?.servers ?? []
     }
 }

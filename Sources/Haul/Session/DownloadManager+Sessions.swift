@@ -1,13 +1,8 @@
 /// What a daemon's session needs beyond the in-process API: a group's summary without
 /// waiting for it, the live progress of running downloads, and the client's "force quit".
 extension DownloadManager {
-    /// The group's members by outcome now (those not finished are `unfinished`).
-    public func summary(ofGroup name: String) -> GroupSummary {
-        summary(of: name)
-    }
-
     /// The latest progress of each running download (progress is reported, never stored).
-    public func runningProgress() -> [(id: DownloadID, progress: TransferProgress)] {
+    package func runningProgress() -> [(id: DownloadID, progress: TransferProgress)] {
         scheduler.runningHosts.keys.sorted().compactMap { id in
             records[id].map { (id, $0.details.progress) }
         }

@@ -1,22 +1,26 @@
 import Foundation
 
-/// The in-process download engine: a queue, a scheduler, transfers, groups and events.
+/// The in-process download session: a queue, a scheduler, transfers, groups and events, in
+/// this process.
 ///
-/// Add downloads (alone or as a named group), then follow `events()` or `await` a group's
-/// `completion`. Transfers run concurrently up to the configured limits; each download moves
-/// through a `DownloadStateMachine`, whose actions this actor carries out.
+/// Add downloads (alone or as a named group) and `await` their handles, or follow `events()`.
+/// Transfers run concurrently up to the configured limits; each download moves through a
+/// `DownloadStateMachine`, whose actions this actor carries out.
 ///
-/// Opened on a state directory (`DownloadManager.open(stateDirectory:)`), every download,
-/// group and durable offset is kept in a SQLite store there, so a program that restarts (after
-/// a crash or `kill -9` too) finds its downloads again and continues them from their last
-/// checkpoint. Created with `init(configuration:)`, the store lives in memory only.
+/// Opened on a state directory (`init(identifier:stateDirectory:configuration:)`), every
+/// download, group and durable offset is kept in a SQLite store there, so a program that
+/// restarts (after a crash or `kill -9` too) finds its downloads again and continues them from
+/// their last checkpoint. Created with `init(configuration:)`, the store lives in memory only.
 ///
-/// Call `shutdown()` when done (or use `withDownloadManager`): it stops running transfers with
+/// Call `close()` when done (or use `withDownloadManager`): it stops running transfers with
 /// their part files and checkpoints kept, so a later run continues where this one stopped.
-public actor DownloadManager {
+/// For downloads that go on while the process is gone, use `BackgroundSession`: it has the same
+/// API (`DownloadSession`).
+public actor DownloadManager: SessionBackend {
+    /// How the manager schedules, retries and reports.
     public nonisolated let configuration: Configuration
-    /// The session whose downloads this manager holds.
-    public nonisolated let session: String
+    /// The session whose downloads this manager holds (its `identifier`).
+    package nonisolated let session: String
     let store: DownloadStore
     /// What the store is owed, and when it is written (see `StoreWriteQueue`).
     var writes = StoreWriteQueue(
@@ -67,6 +71,11 @@ public actor DownloadManager {
     /// Set while `pauseAll` or `invalidateAndCancel` works through the downloads: a slot one
     /// of them frees must not start another that the same call is about to stop.
     var admissionSuspended = false
+    /// Callers waiting for a download to finish or a group to complete.
+    var waits = WaitBook()
+    /// Finished downloads and completed groups whose events the client has not acknowledged
+    /// (with an outbox): the retention rule leaves them alone.
+    var pins = OutboxPins()
 
     /// A manager whose store lives in memory: nothing survives the process.
     public init(configuration: Configuration = Configuration()) {
@@ -76,11 +85,24 @@ public actor DownloadManager {
         self.init(configuration: configuration, store: store, session: "default")
     }
 
+    /// Opens the session `identifier` in the store of `stateDirectory` (created if needed;
+    /// `defaultStateDirectory` is Haul's usual place), finds its downloads again and reconciles each with what
+    /// is on disk: those that were running or queued continue from their last checkpoint;
+    /// paused ones stay paused. Throws when the store cannot be opened or is of a newer Haul.
+    public nonisolated init(
+        identifier: String = "default", stateDirectory: URL,
+        configuration: Configuration = Configuration()
+    ) async throws(HaulError) {
+        let store = try DownloadStore.shared(directory: stateDirectory)
+        self.init(configuration: configuration, store: store, session: identifier)
+        try await restore(continueInterrupted: true)
+    }
+
     /// Opens the store in `stateDirectory` (created if needed; default `$XDG_STATE_HOME/haul`),
     /// finds the session's downloads again and reconciles each with what is on disk. Those that
     /// were running or queued continue (or, with `continueInterrupted: false`, wait paused
     /// until resumed or added again); paused ones stay paused.
-    public static func open(
+    package static func open(
         stateDirectory: URL = DownloadManager.defaultStateDirectory,
         session: String = "default",
         configuration: Configuration = Configuration(),
@@ -112,33 +134,31 @@ public actor DownloadManager {
             sequentialGroups: configuration.groupOrder == .sequential))
     }
 
-    /// A new stream of every event from now on. Each call is an independent subscriber.
-    public nonisolated func events() -> AsyncStream<DownloadEvent> {
+    /// A new stream of every manager event from now on, with whole infos: what the `haul`
+    /// tool and the daemon follow. Each call is an independent subscriber.
+    package nonisolated func managerEvents() -> AsyncStream<ManagerEvent> {
         hub.subscribe()
     }
 
     // MARK: Adding
 
-    /// Validates and queues one download. Throws for a bad URL, scheme, file name, header,
-    /// or a destination directory that is missing or not writable; nothing is queued then.
+    /// Validates and queues one download, and returns its ID (`add(_:)` returns its handle).
     @discardableResult
-    public func add(_ request: DownloadRequest) async throws(HaulError) -> DownloadID {
+    package func enqueue(_ request: DownloadRequest) async throws(HaulError) -> DownloadID {
         try await addNew([request], group: nil)[0]
     }
 
-    /// Validates every request first, then queues them all as one group (or none, if any is
-    /// invalid), recorded in the store in one transaction. Adding to an existing group name
-    /// extends that group.
+    /// `add(_:toGroup:ifPresent:)` with `.addAnew`.
     @discardableResult
-    public func add(_ requests: [DownloadRequest], toGroup name: String) async throws(HaulError) -> DownloadGroup {
+    package func add(_ requests: [DownloadRequest], toGroup name: String) async throws(HaulError) -> DownloadGroup {
         try await addMembers(requests, toGroup: name)
-        return DownloadGroup(name: name, manager: self)
+        return DownloadGroup(name: name, session: self)
     }
 
     /// Like `add(_:toGroup:)`, returning the new downloads' IDs in the order of `requests`
     /// (a remote client adding to a large group needs them, not the whole group's list).
     @discardableResult
-    public func addMembers(_ requests: [DownloadRequest], toGroup name: String) async throws(HaulError) -> [DownloadID] {
+    package func addMembers(_ requests: [DownloadRequest], toGroup name: String) async throws(HaulError) -> [DownloadID] {
         try await addNew(requests, group: name)
     }
 
@@ -172,8 +192,8 @@ public actor DownloadManager {
     }
 
     /// The group with this name, if one was added.
-    public func group(named name: String) -> DownloadGroup? {
-        groups[name] == nil ? nil : DownloadGroup(name: name, manager: self)
+    package func existingGroup(named name: String) -> DownloadGroup? {
+        groups[name] == nil ? nil : DownloadGroup(name: name, session: self)
     }
 
     /// Creates the records of normalized requests, with room made once for the batch.
@@ -212,7 +232,7 @@ public actor DownloadManager {
     /// Checks requests the way `add` does, without adding them: a caller can refuse bad
     /// input before it opens anything. Without `checkingDirectories`, the destination
     /// directories are not asked about (a caller that makes them checks the rest first).
-    public static func validate(_ requests: [DownloadRequest], checkingDirectories: Bool = true) throws(HaulError) {
+    package static func validate(_ requests: [DownloadRequest], checkingDirectories: Bool = true) throws(HaulError) {
         // A batch nearly always shares one directory: ask the file system about it once.
         var checkedDirectory: URL?
         for request in requests {
@@ -245,7 +265,8 @@ public actor DownloadManager {
 
     // MARK: Queries
 
-    public func info(_ id: DownloadID) -> DownloadInfo? {
+    /// A snapshot of the download, or nil when the manager has none with this ID.
+    package func snapshot(_ id: DownloadID) -> DownloadInfo? {
         records[id]?.info
     }
 
@@ -254,25 +275,17 @@ public actor DownloadManager {
         order.compactMap { records[$0]?.info }
     }
 
-    /// Returns once the download has completed, failed or been canceled (at once if it has).
-    /// A paused download is not finished: this waits until it is resumed and ends, or until
-    /// the manager shuts down (then the returned state is not terminal).
-    public func finished(_ id: DownloadID) async throws(HaulError) -> DownloadInfo {
-        guard let record = records[id] else { throw unknown(id) }
-        if record.machine.publicState.isTerminal || isShutDown { return record.info }
-        return await withCheckedContinuation { continuation in
-            records[id]?.details.finishWaiters.append(continuation)
-        }
-    }
-
     // MARK: Control
 
     /// Stops a download, keeping its bytes and resume state; returns once it has stopped.
+    /// Throws `.unknownDownload`, or `.invalidState` for a download that has finished.
     public func pause(_ id: DownloadID) async throws(HaulError) {
         try await request(id) { $0.pause() }
     }
 
-    /// Queues a paused (or failed) download again; it continues from its bytes when it can.
+    /// Queues a paused (or failed) download again; it continues from its bytes when the resume
+    /// rules allow. Throws `.unknownDownload`, or `.invalidState` for one that is not paused or
+    /// failed.
     public func resume(_ id: DownloadID) throws(HaulError) {
         guard var record = records[id] else { throw unknown(id) }
         let action = record.machine.resume()
@@ -282,6 +295,7 @@ public actor DownloadManager {
     }
 
     /// Stops a download for good and deletes its part file; returns once it has stopped.
+    /// Throws `.unknownDownload`, or `.invalidState` for a download that has finished.
     public func cancel(_ id: DownloadID) async throws(HaulError) {
         try await request(id) { $0.cancel() }
     }
@@ -310,7 +324,7 @@ public actor DownloadManager {
 
     /// Stops every running transfer (keeping part files and resume records), then releases
     /// the HTTP client. Queued and paused downloads stay as they are. Idempotent.
-    public func shutdown() async {
+    package func shutdown() async {
         guard !isShutDown else { return }
         isShutDown = true
         for id in order where records[id]?.machine.isUnderway == true {
@@ -337,14 +351,14 @@ public actor DownloadManager {
 /// anything unfinished. With a `stateDirectory`, the manager is opened on that store (see
 /// `DownloadManager.open`); without one, its store lives in memory.
 public func withDownloadManager<T: Sendable>(
+    identifier: String = "default",
     stateDirectory: URL? = nil,
-    session: String = "default",
     configuration: DownloadManager.Configuration = DownloadManager.Configuration(),
     _ body: (DownloadManager) async throws -> T
 ) async throws -> T {
     let manager: DownloadManager
     if let stateDirectory {
-        manager = try await DownloadManager.open(stateDirectory: stateDirectory, session: session, configuration: configuration)
+        manager = try await DownloadManager(identifier: identifier, stateDirectory: stateDirectory, configuration: configuration)
     } else {
         manager = DownloadManager(configuration: configuration)
     }

@@ -69,7 +69,7 @@ extension DownloadManager {
         /// is this manager's global limit and `maxBytesPerSecond` is not used; the manager's
         /// `setGlobalSpeedLimit(_:)` then changes it for every manager that shares it.
         /// Default nil: each manager has its own.
-        public var sharedSpeedLimiter: SpeedLimiter?
+        package var sharedSpeedLimiter: SpeedLimiter?
         /// Whether groups run one after another; `.interleaved` by default.
         public var groupOrder: GroupOrder = .interleaved
         /// Keep started, paused, completed, failed, canceled and group-completed events in the
@@ -166,5 +166,6 @@ extension TransferRunner {
 
 /// The version of this library and of the `haul` tool.
 public enum HaulVersion {
+    /// The version, as `haul --version` prints it and the default User-Agent sends it.
     public static let current = "0.1.0"
 }

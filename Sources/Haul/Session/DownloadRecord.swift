@@ -90,8 +90,6 @@ extension DownloadManager {
         var replacement: PendingReplacement?
         /// Callers of pause/cancel waiting for the transfer to end.
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
-        /// Callers of `finished(_:)` waiting for a terminal state.
-        var finishWaiters: [CheckedContinuation<DownloadInfo, Never>] = []
     }
 
     /// A request waiting for the running transfer to stop; the token tells the caller that

@@ -8,7 +8,7 @@ import NIOConcurrencyHelpers
 final class EventHub: Sendable {
     private struct Subscribers: Sendable {
         var nextID = 0
-        var continuations: [Int: AsyncStream<DownloadEvent>.Continuation] = [:]
+        var continuations: [Int: AsyncStream<ManagerEvent>.Continuation] = [:]
         var finished = false
     }
 
@@ -23,8 +23,8 @@ final class EventHub: Sendable {
         self.outbox = outbox
     }
 
-    func subscribe() -> AsyncStream<DownloadEvent> {
-        let (stream, continuation) = AsyncStream<DownloadEvent>.makeStream(bufferingPolicy: .unbounded)
+    func subscribe() -> AsyncStream<ManagerEvent> {
+        let (stream, continuation) = AsyncStream<ManagerEvent>.makeStream(bufferingPolicy: .unbounded)
         let id: Int? = subscribers.withLockedValue { state in
             guard !state.finished else { return nil }
             state.nextID += 1
@@ -41,8 +41,8 @@ final class EventHub: Sendable {
         return stream
     }
 
-    func emit(_ event: DownloadEvent) {
-        if let outbox, let kept = SessionEvent(event) { outbox.append(kept) }
+    func emit(_ event: ManagerEvent) {
+        if let outbox, let kept = StoredEvent(event) { outbox.append(kept) }
         let targets = subscribers.withLockedValue { Array($0.continuations.values) }
         for continuation in targets { continuation.yield(event) }
     }

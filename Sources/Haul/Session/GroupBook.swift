@@ -25,14 +25,11 @@ struct GroupBook {
         if !finished { groups[name]!.unfinished += 1 }
     }
 
-    /// A member reached a terminal state. Returns the group's waiters when this completed it
-    /// (an empty list when nobody waits), nil while members are unfinished.
-    mutating func memberFinished(in name: String) -> [CheckedContinuation<GroupSummary, Never>]? {
-        guard groups[name] != nil else { return nil }
+    /// A member reached a terminal state. Returns true when this completed the group.
+    mutating func memberFinished(in name: String) -> Bool {
+        guard groups[name] != nil else { return false }
         groups[name]!.unfinished -= 1
-        guard groups[name]!.unfinished == 0 else { return nil }
-        defer { groups[name]!.waiters = [] }
-        return groups[name]!.waiters
+        return groups[name]!.unfinished == 0
     }
 
     /// A finished member runs again.
@@ -47,30 +44,30 @@ struct GroupBook {
     }
 
     /// Members leave the group (removed, moved, or forgotten by retention); `unfinished` of
-    /// them had not finished. With `deletingIfEmpty`, a group left empty with nobody waiting
-    /// is deleted, and true is returned.
+    /// them had not finished. With `deletingIfEmpty`, a group left empty is deleted, and true
+    /// is returned.
     @discardableResult
     mutating func remove(_ ids: Set<DownloadID>, from name: String, unfinished: Int, deletingIfEmpty: Bool = false) -> Bool {
         guard groups[name] != nil else { return false }
         groups[name]!.members.removeAll { ids.contains($0) }
         groups[name]!.unfinished -= unfinished
-        guard deletingIfEmpty, groups[name]!.members.isEmpty, groups[name]!.waiters.isEmpty else { return false }
+        guard deletingIfEmpty, groups[name]!.members.isEmpty else { return false }
         groups[name] = nil
         return true
     }
+}
 
-    /// Someone waits for the group's completion.
-    mutating func wait(for name: String, _ waiter: CheckedContinuation<GroupSummary, Never>) {
-        groups[name]?.waiters.append(waiter)
-    }
+/// The manager's bookkeeping for one group.
+struct GroupRecord: Sendable {
+    let name: String
+    /// Creation order, for sequential group scheduling.
+    let ordinal: Int32
+    var members: [DownloadID] = []
+    /// Members not yet finished.
+    var unfinished = 0
 
-    /// Every waiter of every group, taken out (at shutdown), by group name.
-    mutating func takeAllWaiters() -> [(name: String, waiters: [CheckedContinuation<GroupSummary, Never>])] {
-        var taken: [(name: String, waiters: [CheckedContinuation<GroupSummary, Never>])] = []
-        for name in groups.keys.sorted() where !(groups[name]?.waiters.isEmpty ?? true) {
-            taken.append((name, groups[name]!.waiters))
-            groups[name]!.waiters = []
-        }
-        return taken
+    init(name: String, ordinal: Int32) {
+        self.name = name
+        self.ordinal = ordinal
     }
 }

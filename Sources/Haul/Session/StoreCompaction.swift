@@ -2,19 +2,19 @@ import Foundation
 
 extension DownloadManager {
     /// What `compactStore` did.
-    public struct Compaction: Sendable, Hashable {
+    package struct Compaction: Sendable, Hashable {
         /// Finished downloads deleted, over every session.
-        public var downloadsDeleted: Int
+        package var downloadsDeleted: Int
         /// The store's size on disk (database and write-ahead log) before and after.
-        public var bytesBefore: Int64
-        public var bytesAfter: Int64
+        package var bytesBefore: Int64
+        package var bytesAfter: Int64
     }
 
     /// Applies `retention` to every session of the store in `stateDirectory` (finished
     /// downloads beyond its bound or age, and unacknowledged events beyond `maxKeptEvents`),
     /// then rebuilds the file without its free pages. Safe while other processes use the
     /// store: they wait for it (a managers already open keeps showing what it loaded).
-    public static func compactStore(stateDirectory: URL, retention: Retention) async throws(HaulError) -> Compaction {
+    package static func compactStore(stateDirectory: URL, retention: Retention) async throws(HaulError) -> Compaction {
         let store = try DownloadStore.shared(directory: stateDirectory)
         let before = store.sizeOnDisk
         let deleted = try await store.compact(retention: retention, maxEvents: retention.maxKeptEvents)

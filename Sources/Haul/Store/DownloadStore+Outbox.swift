@@ -9,7 +9,7 @@ extension DownloadStore {
     /// after a crash the outbox never says less (or more) than the downloads' states.
     func save(
         _ downloads: [StoredDownload], progressOf changed: [StoredDownload] = [], placements: [StoredPlacement] = [],
-        deleting deletions: [DownloadID] = [], deletingGroups groups: [String] = [], events: [SessionEvent],
+        deleting deletions: [DownloadID] = [], deletingGroups groups: [String] = [], events: [StoredEvent],
         trimmingEventsTo maxEvents: Int? = nil, session: String
     ) async throws(HaulError) {
         var writes: [StoreWrite] = []
@@ -33,14 +33,14 @@ extension DownloadStore {
     }
 
     /// The session's unacknowledged events after `sequence`, oldest first.
-    func events(session: String, after sequence: Int64, limit: Int) async throws(HaulError) -> [SessionEvent] {
+    func events(session: String, after sequence: Int64, limit: Int) async throws(HaulError) -> [StoredEvent] {
         try await read("read the events of session '\(session)'") { db in
             let rows = try Row.fetchAll(db, sql: """
                 SELECT sequence, payload FROM event WHERE session = ? AND sequence > ? ORDER BY sequence LIMIT ?
                 """, arguments: [session, sequence, limit])
             let decoder = JSONDecoder()
             return try rows.map { row in
-                var event = try decoder.decode(SessionEvent.self, from: Data((row["payload"] as String).utf8))
+                var event = try decoder.decode(StoredEvent.self, from: Data((row["payload"] as String).utf8))
                 event.sequence = row["sequence"]
                 return event
             }

@@ -12,7 +12,9 @@ extension DownloadStore {
     static let finishedStatesSQL = "('completed', 'failed', 'canceled')"
 
     /// Deletes the session's finished downloads that `retention` no longer keeps: those added
-    /// before `now - maxAge`, then the oldest (by insertion) beyond `maxFinished`.
+    /// before `now - maxAge`, then the oldest (by insertion) beyond `maxFinished`, leaving
+    /// alone (and not counting) those the outbox pins (`OutboxPins`): a download whose end, or
+    /// whose group's completion, the client has not acknowledged.
     /// Groups left without a download are deleted too. Returns how many downloads went.
     @discardableResult
     func prune(session: String, retention: DownloadManager.Retention, now: Date = Date()) async throws(HaulError) -> Int {
@@ -23,6 +25,8 @@ extension DownloadStore {
     }
 
     static func prune(session: String, retention: DownloadManager.Retention, now: Date, in db: Database) throws -> Int {
+        let pins = try outboxPins(session: session, in: db)
+        let pinned = try pinnedRowids(pins, session: session, in: db)
         var doomed: [Int64] = []
         if let maxAge = retention.maxAge {
             let cutoff = now.addingTimeInterval(-maxAge.inSeconds).timeIntervalSinceReferenceDate
@@ -32,28 +36,42 @@ extension DownloadStore {
             let boundary = try firstRowid(addedAtOrAfter: cutoff, in: db)
             doomed += try Int64.fetchAll(db, sql: """
                 SELECT rowid FROM download WHERE session = ? AND state IN \(finishedStatesSQL) AND rowid < ?
-                """, arguments: [session, boundary])
+                """, arguments: [session, boundary]).filter { !pinned.contains($0) }
         }
         // The rowids span an upper bound of the rows: within the bound, nothing to count.
         if let maxFinished = retention.maxFinished, try rowidSpan(in: db) > maxFinished {
             let finished = try Int.fetchOne(db, sql: """
                 SELECT COUNT(*) FROM download WHERE session = ? AND state IN \(finishedStatesSQL)
                 """, arguments: [session]) ?? 0
-            let excess = finished - doomed.count - max(0, maxFinished)
+            let excess = finished - pinned.count - doomed.count - max(0, maxFinished)
             if excess > 0 {
                 let aged = Set(doomed)
-                // Oldest first, skipping those already doomed by age.
+                // Oldest first, skipping those already doomed by age and those pinned.
                 let oldest = try Int64.fetchAll(db, sql: """
                     SELECT rowid FROM download WHERE session = ? AND state IN \(finishedStatesSQL)
                     ORDER BY rowid LIMIT ?
-                    """, arguments: [session, excess + aged.count])
-                doomed += oldest.lazy.filter { !aged.contains($0) }.prefix(excess)
+                    """, arguments: [session, excess + aged.count + pinned.count])
+                doomed += oldest.lazy.filter { !aged.contains($0) && !pinned.contains($0) }.prefix(excess)
             }
         }
         guard !doomed.isEmpty else { return 0 }
         let groups = try deleteRows(doomed, in: db)
         try deleteEmptyGroups(groups, session: session, in: db)
         return doomed.count
+    }
+
+    /// The rowids of the session's finished downloads that `pins` hold: named by an
+    /// unacknowledged event, or members of a group whose completion is unacknowledged.
+    static func pinnedRowids(_ pins: OutboxPins, session: String, in db: Database) throws -> Set<Int64> {
+        guard !pins.isEmpty else { return [] }
+        var rowids = Set(pins.downloads.map { Int64(bitPattern: $0.rawValue) })
+        let members = try db.cachedStatement(sql: """
+            SELECT rowid FROM download WHERE session = ? AND groupName = ? AND state IN \(finishedStatesSQL)
+            """)
+        for group in pins.groups {
+            rowids.formUnion(try Int64.fetchAll(members, arguments: [session, group]))
+        }
+        return rowids
     }
 
     /// How many rowids the table's downloads span: at least how many rows there are, found

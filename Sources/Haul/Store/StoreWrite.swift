@@ -18,7 +18,7 @@ enum StoreWrite: Sendable {
     /// their rows: what must be durable before a verified file is renamed, and nothing more.
     case recordPlacements([StoredPlacement])
     /// Appends to a session's outbox; the store assigns each event its sequence number.
-    case appendEvents(session: String, [SessionEvent])
+    case appendEvents(session: String, [StoredEvent])
     /// The client has handled every event up to and including `through`.
     case acknowledgeEvents(session: String, through: Int64)
     case saveSessionSettings(session: String, SessionSettings)

@@ -6,7 +6,7 @@ import Haul
 /// so they keep plain mutable state without locks.
 protocol DownloadReporter: AnyObject {
     /// Called for every event, after `tally` has counted it.
-    func handle(_ event: DownloadEvent, tally: RunTally)
+    func handle(_ event: ManagerEvent, tally: RunTally)
     /// Called once, after the manager has shut down and every event was handled.
     func finish(_ outcome: RunOutcome)
 }

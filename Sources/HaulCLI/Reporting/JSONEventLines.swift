@@ -8,7 +8,7 @@ import Haul
 /// example), so that typed decoders can use one struct for all lines.
 ///
 /// These are the wire format for scripts and front-ends, so they are plain Codable structs
-/// whose field names are the contract, not whatever `DownloadEvent` happens to look like.
+/// whose field names are the contract, not whatever `ManagerEvent` happens to look like.
 enum JSONEventLines {
     struct Queued: Encodable {
         let event = "queued"

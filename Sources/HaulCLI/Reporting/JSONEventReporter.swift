@@ -21,7 +21,7 @@ final class JSONEventReporter: DownloadReporter {
         self.catalog = catalog
     }
 
-    func handle(_ event: DownloadEvent, tally: RunTally) {
+    func handle(_ event: ManagerEvent, tally: RunTally) {
         typealias Line = JSONEventLines
         switch event {
         case .queued(let id):
@@ -42,7 +42,7 @@ final class JSONEventReporter: DownloadReporter {
             emit(Line.StateChange(event: "paused", id: id.description, url: catalog.url(of: id), reason: reason.map(Line.ErrorBody.init)))
         case .resumed(let id):
             emit(Line.StateChange(event: "resumed", id: id.description, url: catalog.url(of: id)))
-        case .canceled(let id):
+        case .canceled(let id, _):
             emit(Line.StateChange(event: "canceled", id: id.description, url: catalog.url(of: id)))
         case .completed(let info):
             emit(Line.Completed(

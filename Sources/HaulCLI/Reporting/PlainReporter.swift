@@ -16,7 +16,7 @@ final class PlainReporter: DownloadReporter {
         self.retry = retry
     }
 
-    func handle(_ event: DownloadEvent, tally: RunTally) {
+    func handle(_ event: ManagerEvent, tally: RunTally) {
         switch event {
         case .completed(let info):
             guard !quiet else { return }

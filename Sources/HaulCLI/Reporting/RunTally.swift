@@ -56,7 +56,7 @@ struct RunTally: Sendable {
         endedAttemptsReceived + attempts.values.reduce(0) { $0 + max(0, $1.latest - $1.start) }
     }
 
-    mutating func record(_ event: DownloadEvent) {
+    mutating func record(_ event: ManagerEvent) {
         switch event {
         case .started(let id, let resumedFrom, _):
             // The previous attempt got at least as far as this one continues from.

@@ -28,7 +28,7 @@ final class TerminalProgressReporter: DownloadReporter {
         self.formatter = ProgressLineFormatter(columns: columns)
     }
 
-    func handle(_ event: DownloadEvent, tally: RunTally) {
+    func handle(_ event: ManagerEvent, tally: RunTally) {
         switch event {
         case .started(let id, let resumedFrom, _):
             if progress[id] == nil { running.append(id) }
@@ -48,7 +48,7 @@ final class TerminalProgressReporter: DownloadReporter {
         case .paused(let id, let reason?):
             stopShowing(id)
             pending.append((.error, PlainReporter.blockedLine(url: catalog.url(of: id), reason: reason)))
-        case .paused(let id, nil), .canceled(let id):
+        case .paused(let id, nil), .canceled(let id, _):
             stopShowing(id)
         case .groupProgress:
             redraw(block: block(tally: tally))

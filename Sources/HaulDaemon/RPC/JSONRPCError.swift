@@ -5,49 +5,49 @@ import Haul
 /// The protocol's own failures use JSON-RPC 2.0's reserved codes. A method that fails answers
 /// the way aria2 does: code 1 and a message (aria2 has no other code), so that aria2 clients,
 /// which show the message, keep working.
-public struct JSONRPCError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var code: Int
-    public var message: String
+package struct JSONRPCError: Error, Sendable, Hashable, CustomStringConvertible {
+    package var code: Int
+    package var message: String
 
-    public init(code: Int, message: String) {
+    package init(code: Int, message: String) {
         self.code = code
         self.message = message
     }
 
     /// The body is not JSON. (-32700)
-    public static func parseError(_ detail: String? = nil) -> JSONRPCError {
+    package static func parseError(_ detail: String? = nil) -> JSONRPCError {
         JSONRPCError(code: -32700, message: detail.map { "Parse error: \($0)" } ?? "Parse error.")
     }
 
     /// The JSON is not a valid request object, or the request is over a limit. (-32600)
-    public static func invalidRequest(_ detail: String? = nil) -> JSONRPCError {
+    package static func invalidRequest(_ detail: String? = nil) -> JSONRPCError {
         JSONRPCError(code: -32600, message: detail.map { "Invalid Request: \($0)" } ?? "Invalid Request.")
     }
 
     /// No method has that name. (-32601)
-    public static func methodNotFound(_ name: String) -> JSONRPCError {
+    package static func methodNotFound(_ name: String) -> JSONRPCError {
         JSONRPCError(code: -32601, message: "No such method: \(name)")
     }
 
     /// A parameter is missing or has the wrong type. (-32602)
-    public static func invalidParams(_ detail: String) -> JSONRPCError {
+    package static func invalidParams(_ detail: String) -> JSONRPCError {
         JSONRPCError(code: -32602, message: "Invalid params: \(detail)")
     }
 
     /// A method failed, in aria2's shape: code 1 and a message.
-    public static func failed(_ message: String) -> JSONRPCError {
+    package static func failed(_ message: String) -> JSONRPCError {
         JSONRPCError(code: 1, message: message)
     }
 
     /// A Haul error as a failed method: code 1 and its message.
-    public init(_ error: HaulError) {
+    package init(_ error: HaulError) {
         self = .failed(error.message)
     }
 
     /// The secret is missing or wrong (aria2's answer, word for word, which clients match).
-    public static let unauthorized = JSONRPCError.failed("Unauthorized")
+    package static let unauthorized = JSONRPCError.failed("Unauthorized")
 
-    public var description: String { "\(code): \(message)" }
+    package var description: String { "\(code): \(message)" }
 
     /// The error object as it appears in a response.
     var json: JSONValue {

@@ -15,12 +15,12 @@ import NIOCore
 ///   is there. It is required on TCP for every method with `.required` secret policy, and not
 ///   checked on the unix socket. Each distinct secret in one body is checked once.
 /// - `system.multicall`, `system.listMethods` and `system.listNotifications` are built in.
-public struct JSONRPCHandler: RPCRequestHandler {
+package struct JSONRPCHandler: RPCRequestHandler {
     private let methods: RPCMethodTable
     private let gate: SecretGate
-    public let limits: JSONRPCLimits
+    package let limits: JSONRPCLimits
 
-    public init(
+    package init(
         methods: RPCMethodTable, secret: RPCSecret, limits: JSONRPCLimits = JSONRPCLimits(),
         secretThrottle: SecretThrottle.Policy = SecretThrottle.Policy()
     ) {
@@ -43,7 +43,7 @@ public struct JSONRPCHandler: RPCRequestHandler {
     static let multicallName = "system.multicall"
     static let systemMethods = [multicallName, "system.listMethods", "system.listNotifications"]
 
-    public func respond(to body: ByteBuffer, from origin: RPCOrigin) async -> ByteBuffer? {
+    package func respond(to body: ByteBuffer, from origin: RPCOrigin) async -> ByteBuffer? {
         guard body.readableBytes <= limits.maxRequestBytes else {
             return encode(Self.response(id: .null, .failure(.invalidRequest(
                 "the request is \(body.readableBytes) bytes; the limit is \(limits.maxRequestBytes)"))))

@@ -1,5 +1,5 @@
 /// Whether a method checks aria2's secret (`"token:SECRET"` as the first parameter) on TCP.
-public enum RPCSecretPolicy: Sendable, Hashable {
+package enum RPCSecretPolicy: Sendable, Hashable {
     /// The secret is required on TCP (every method that reads or changes downloads).
     case required
     /// Anyone may call it (aria2's `system.listMethods` and `system.listNotifications`, which
@@ -8,13 +8,13 @@ public enum RPCSecretPolicy: Sendable, Hashable {
 }
 
 /// One method: its name, its secret policy and what it does.
-public struct RPCMethod: Sendable {
+package struct RPCMethod: Sendable {
     /// Gets the parameters without the secret and answers a result, or throws the error to
     /// answer. The origin says which transport the call came over.
-    public typealias Body = @Sendable (RPCParameters, RPCOrigin) async throws(JSONRPCError) -> JSONValue
+    package typealias Body = @Sendable (RPCParameters, RPCOrigin) async throws(JSONRPCError) -> JSONValue
 
-    public let name: String
-    public let secret: RPCSecretPolicy
+    package let name: String
+    package let secret: RPCSecretPolicy
     let body: Body
 }
 
@@ -23,27 +23,27 @@ public struct RPCMethod: Sendable {
 /// Built before the handler, from several files: `Aria2Service.register(in:)` adds aria2's
 /// methods, and `haul.*` methods are registered the same way. The handler adds the `system.*`
 /// methods itself. Names are listed (`system.listMethods`) in the order they were registered.
-public struct RPCMethodTable: Sendable {
+package struct RPCMethodTable: Sendable {
     private var methods: [String: RPCMethod] = [:]
     public private(set) var methodNames: [String] = []
     public private(set) var notificationNames: [String] = []
 
-    public init() {}
+    package init() {}
 
     /// Adds a method. Registering a name twice is a programming error.
-    public mutating func register(_ name: String, secret: RPCSecretPolicy = .required, _ body: @escaping RPCMethod.Body) {
+    package mutating func register(_ name: String, secret: RPCSecretPolicy = .required, _ body: @escaping RPCMethod.Body) {
         precondition(methods[name] == nil, "the RPC method \(name) is registered twice")
         methods[name] = RPCMethod(name: name, secret: secret, body: body)
         methodNames.append(name)
     }
 
     /// Declares a notification the server sends (listed by `system.listNotifications`).
-    public mutating func registerNotification(_ name: String) {
+    package mutating func registerNotification(_ name: String) {
         guard !notificationNames.contains(name) else { return }
         notificationNames.append(name)
     }
 
-    public func method(named name: String) -> RPCMethod? {
+    package func method(named name: String) -> RPCMethod? {
         methods[name]
     }
 }

@@ -1,50 +1,50 @@
 /// The positional parameters of one call, after the secret was taken off the front, with
 /// typed accessors whose errors name the parameter: `Invalid params: parameter 0 (gid) must be
 /// a string, got a number`. Indexes count from 0, as in aria2's messages.
-public struct RPCParameters: Sendable, Hashable {
-    public let values: [JSONValue]
+package struct RPCParameters: Sendable, Hashable {
+    package let values: [JSONValue]
 
-    public init(_ values: [JSONValue]) {
+    package init(_ values: [JSONValue]) {
         self.values = values
     }
 
-    public var count: Int { values.count }
+    package var count: Int { values.count }
 
     /// The parameter at `index`, or nil when there are fewer parameters.
-    public subscript(index: Int) -> JSONValue? {
+    package subscript(index: Int) -> JSONValue? {
         values.indices.contains(index) ? values[index] : nil
     }
 
-    public func string(_ index: Int, _ name: String) throws(JSONRPCError) -> String {
+    package func string(_ index: Int, _ name: String) throws(JSONRPCError) -> String {
         try required(index, name) { $0.stringValue }
     }
 
-    public func optionalString(_ index: Int, _ name: String) throws(JSONRPCError) -> String? {
+    package func optionalString(_ index: Int, _ name: String) throws(JSONRPCError) -> String? {
         try optional(index, name, expected: "a string") { $0.stringValue }
     }
 
-    public func integer(_ index: Int, _ name: String) throws(JSONRPCError) -> Int {
+    package func integer(_ index: Int, _ name: String) throws(JSONRPCError) -> Int {
         try required(index, name, expected: "an integer") { $0.integerValue.flatMap { Int(exactly: $0) } }
     }
 
-    public func optionalInteger(_ index: Int, _ name: String) throws(JSONRPCError) -> Int? {
+    package func optionalInteger(_ index: Int, _ name: String) throws(JSONRPCError) -> Int? {
         try optional(index, name, expected: "an integer") { $0.integerValue.flatMap { Int(exactly: $0) } }
     }
 
-    public func array(_ index: Int, _ name: String) throws(JSONRPCError) -> [JSONValue] {
+    package func array(_ index: Int, _ name: String) throws(JSONRPCError) -> [JSONValue] {
         try required(index, name, expected: "an array") { $0.arrayValue }
     }
 
-    public func object(_ index: Int, _ name: String) throws(JSONRPCError) -> [String: JSONValue] {
+    package func object(_ index: Int, _ name: String) throws(JSONRPCError) -> [String: JSONValue] {
         try required(index, name, expected: "an object") { $0.objectValue }
     }
 
-    public func optionalObject(_ index: Int, _ name: String) throws(JSONRPCError) -> [String: JSONValue]? {
+    package func optionalObject(_ index: Int, _ name: String) throws(JSONRPCError) -> [String: JSONValue]? {
         try optional(index, name, expected: "an object") { $0.objectValue }
     }
 
     /// An optional array whose elements must all be strings (aria2's `keys`).
-    public func optionalStrings(_ index: Int, _ name: String) throws(JSONRPCError) -> [String]? {
+    package func optionalStrings(_ index: Int, _ name: String) throws(JSONRPCError) -> [String]? {
         guard let elements = try optional(index, name, expected: "an array of strings", { $0.arrayValue }) else { return nil }
         var strings: [String] = []
         for element in elements {
@@ -56,7 +56,7 @@ public struct RPCParameters: Sendable, Hashable {
         return strings
     }
 
-    public func strings(_ index: Int, _ name: String) throws(JSONRPCError) -> [String] {
+    package func strings(_ index: Int, _ name: String) throws(JSONRPCError) -> [String] {
         guard let strings = try optionalStrings(index, name) else {
             throw .invalidParams("parameter \(index) (\(name)) is required but missing")
         }

@@ -7,17 +7,17 @@ import Haul
 /// Only its SHA-256 digest is kept, and a candidate is compared digest to digest over all 32
 /// bytes, so the time a comparison takes says nothing about how much of a guess was right
 /// (nor about the secret's length).
-public struct RPCSecret: Sendable {
+package struct RPCSecret: Sendable {
     private let digest: [UInt8]
 
     /// A secret given by the user (a configuration value or a flag). It must not be empty.
-    public init(_ value: String) throws(HaulError) {
+    package init(_ value: String) throws(HaulError) {
         guard !value.isEmpty else { throw HaulError(.invalidRequest, "the RPC secret must not be empty") }
         digest = Self.hash(value)
     }
 
     /// Whether `candidate` is the secret, in constant time.
-    public func matches(_ candidate: String) -> Bool {
+    package func matches(_ candidate: String) -> Bool {
         let other = Self.hash(candidate)
         var difference: UInt8 = 0
         for index in digest.indices { difference |= digest[index] ^ other[index] }
@@ -29,7 +29,7 @@ public struct RPCSecret: Sendable {
     }
 
     /// A new random secret: 32 bytes from the system's generator, in hex.
-    public static func randomValue() -> String {
+    package static func randomValue() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<32).map { _ in
             let hex = String(generator.next() as UInt8, radix: 16)

@@ -16,12 +16,12 @@ import Darwin
 /// others, not even for a moment) and linked into place, which fails if another process made
 /// one first: then that one is used. A secret file that other users can read, or that another
 /// user owns, is refused rather than trusted.
-public enum RPCSecretFile {
-    public static let defaultFileName = "rpc-secret"
+package enum RPCSecretFile {
+    package static let defaultFileName = "rpc-secret"
 
     /// The secret in `directory/fileName`; if there is none, a new random one is stored there
     /// (`created` is then true). The directory is created (mode 0700) if needed.
-    public static func loadOrCreate(
+    package static func loadOrCreate(
         in directory: URL, fileName: String = defaultFileName
     ) throws(HaulError) -> (value: String, created: Bool) {
         let path = directory.appendingPathComponent(fileName).path
@@ -46,7 +46,7 @@ public enum RPCSecretFile {
 
     /// The secret in `directory/fileName`, or nil when there is no such file (a client reads
     /// the daemon's secret this way). The same checks as `loadOrCreate` apply.
-    public static func load(in directory: URL, fileName: String = defaultFileName) throws(HaulError) -> String? {
+    package static func load(in directory: URL, fileName: String = defaultFileName) throws(HaulError) -> String? {
         try readSecret(at: directory.appendingPathComponent(fileName).path)
     }
 

@@ -12,18 +12,18 @@
 /// Requests do not carry a client identity (loopback TCP), so during an attack legitimate TCP
 /// clients wait too (at most `maxWait`) or are refused until it stops; unix-socket clients and
 /// methods without a secret are never delayed.
-public struct SecretThrottle: Sendable {
-    public struct Policy: Sendable, Hashable {
+package struct SecretThrottle: Sendable {
+    package struct Policy: Sendable, Hashable {
         /// Spacing after the first failure. Default 100 ms.
-        public var base: Duration
+        package var base: Duration
         /// Largest spacing. Default 5 s: at most one guess per 5 s during a sustained attack.
-        public var cap: Duration
+        package var cap: Duration
         /// Longest a check may be made to wait; later ones are refused. Default 30 s.
-        public var maxWait: Duration
+        package var maxWait: Duration
         /// Quiet time after which failures are forgotten. Default 60 s.
-        public var forgiveAfter: Duration
+        package var forgiveAfter: Duration
 
-        public init(
+        package init(
             base: Duration = .milliseconds(100), cap: Duration = .seconds(5),
             maxWait: Duration = .seconds(30), forgiveAfter: Duration = .seconds(60)
         ) {
@@ -34,7 +34,7 @@ public struct SecretThrottle: Sendable {
         }
     }
 
-    public enum Admission: Sendable, Hashable {
+    package enum Admission: Sendable, Hashable {
         /// Compare now.
         case checkNow
         /// Wait until then, then compare.
@@ -43,17 +43,17 @@ public struct SecretThrottle: Sendable {
         case refuse
     }
 
-    public let policy: Policy
+    package let policy: Policy
     public private(set) var failures = 0
     private var nextSlot: ContinuousClock.Instant?
     private var lastFailure: ContinuousClock.Instant?
 
-    public init(policy: Policy = Policy()) {
+    package init(policy: Policy = Policy()) {
         self.policy = policy
     }
 
     /// The spacing between checks now.
-    public var penalty: Duration {
+    package var penalty: Duration {
         guard failures > 0 else { return .zero }
         var delay = policy.base
         for _ in 1..<min(failures, 64) {
@@ -64,7 +64,7 @@ public struct SecretThrottle: Sendable {
     }
 
     /// A check wants to run at `now`: when may it?
-    public mutating func admit(at now: ContinuousClock.Instant) -> Admission {
+    package mutating func admit(at now: ContinuousClock.Instant) -> Admission {
         if let last = lastFailure, last.duration(to: now) >= policy.forgiveAfter {
             failures = 0
             nextSlot = nil
@@ -78,7 +78,7 @@ public struct SecretThrottle: Sendable {
     }
 
     /// A check at `now` found the secret wrong.
-    public mutating func failed(at now: ContinuousClock.Instant) {
+    package mutating func failed(at now: ContinuousClock.Instant) {
         failures += 1
         lastFailure = now
         nextSlot = max(nextSlot ?? now, now + penalty)

@@ -21,15 +21,15 @@ import ServiceLifecycle
 ///    releases the locks.
 ///
 /// A `Daemon` runs once.
-public struct Daemon: Sendable {
-    public let configuration: DaemonConfiguration
+package struct Daemon: Sendable {
+    package let configuration: DaemonConfiguration
     /// Stops the running daemon gracefully; the same value is in every `DaemonContext`.
-    public let control: DaemonControl
+    package let control: DaemonControl
     private let compose: @Sendable (DaemonContext) async throws -> DaemonComponents
     private let logger: Logger
 
     /// A daemon whose parts `compose` builds once its locks are held.
-    public init(
+    package init(
         configuration: DaemonConfiguration,
         logger: Logger = Logger(label: "haul.daemon"),
         compose: @escaping @Sendable (DaemonContext) async throws -> DaemonComponents
@@ -41,7 +41,7 @@ public struct Daemon: Sendable {
     }
 
     /// A daemon with only a handler (and a shutdown hook).
-    public init(
+    package init(
         configuration: DaemonConfiguration,
         logger: Logger = Logger(label: "haul.daemon"),
         makeHandler: @escaping @Sendable (DaemonContext) async throws -> any RPCRequestHandler,
@@ -56,7 +56,7 @@ public struct Daemon: Sendable {
     /// (another daemon holds a lock, a listener cannot bind), or what the composition threw.
     ///
     /// - Parameter onReady: called once, when every listener accepts connections.
-    public func run(onReady: @escaping @Sendable (DaemonAddresses) async -> Void = { _ in }) async throws {
+    package func run(onReady: @escaping @Sendable (DaemonAddresses) async -> Void = { _ in }) async throws {
         let signals = configuration.handlesTerminationSignals ? TerminationSignalWatcher(control: control) : nil
         defer { signals?.stop() }
         let socket = SocketLocation(path: configuration.resolvedSocketPath)

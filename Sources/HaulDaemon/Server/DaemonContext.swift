@@ -3,13 +3,13 @@ import Logging
 /// What the daemon hands to the code that composes its parts (the RPC handler, the session
 /// host): the configuration in effect, the way to stop the daemon, and where to send
 /// notifications for WebSocket clients.
-public struct DaemonContext: Sendable {
-    public let configuration: DaemonConfiguration
+package struct DaemonContext: Sendable {
+    package let configuration: DaemonConfiguration
     /// The socket path in effect (`configuration.socketPath` or the default).
-    public let socketPath: String
+    package let socketPath: String
     /// Stops the daemon gracefully (aria2's `shutdown`).
-    public let control: DaemonControl
+    package let control: DaemonControl
     /// Sends a message to every open WebSocket connection (aria2's `onDownload…` notifications).
-    public let notifications: any RPCNotificationSink
-    public let logger: Logger
+    package let notifications: any RPCNotificationSink
+    package let logger: Logger
 }

@@ -7,16 +7,16 @@ import ServiceLifecycle
 /// finish what they are answering, then the shutdown hook checkpoints the sessions. It returns
 /// at once, so the method that asked can still send its answer. Asking twice is harmless; a
 /// request made before the daemon is running stops it as soon as it starts.
-public struct DaemonControl: Sendable {
+package struct DaemonControl: Sendable {
     private let requests: AsyncStream<Void>
     private let continuation: AsyncStream<Void>.Continuation
 
-    public init() {
+    package init() {
         (requests, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// Starts a graceful shutdown of the daemon.
-    public func requestShutdown() {
+    package func requestShutdown() {
         continuation.yield()
     }
 

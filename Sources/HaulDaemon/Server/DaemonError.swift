@@ -2,8 +2,8 @@
 ///
 /// The kinds are what the command line turns into distinct exit statuses: a script that starts
 /// a daemon needs to tell "one is already running" (fine) from "the port is taken" (not fine).
-public struct DaemonError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Kind: Sendable, Hashable {
+package struct DaemonError: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Kind: Sendable, Hashable {
         /// Another daemon holds the lock of the same state directory or socket.
         case alreadyRunning
         /// A listener could not be set up: the port is taken, the socket path is too long or
@@ -13,13 +13,13 @@ public struct DaemonError: Error, Sendable, Hashable, CustomStringConvertible {
         case fileSystem
     }
 
-    public let kind: Kind
-    public let message: String
+    package let kind: Kind
+    package let message: String
 
-    public init(_ kind: Kind, _ message: String) {
+    package init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

@@ -6,14 +6,14 @@ import NIOCore
 /// stops the daemon on `aria2.shutdown` / `aria2.forceShutdown` (answering `"OK"`, as aria2
 /// does). A body that is not JSON gets JSON-RPC's parse error; batches are answered call by
 /// call; notifications (no `id`) get no answer.
-public struct EchoRPCHandler: RPCRequestHandler {
+package struct EchoRPCHandler: RPCRequestHandler {
     let control: DaemonControl?
 
-    public init(control: DaemonControl? = nil) {
+    package init(control: DaemonControl? = nil) {
         self.control = control
     }
 
-    public func respond(to body: ByteBuffer, from origin: RPCOrigin) async -> ByteBuffer? {
+    package func respond(to body: ByteBuffer, from origin: RPCOrigin) async -> ByteBuffer? {
         guard let parsed = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) else {
             return Self.encode(Self.error(id: NSNull(), code: -32700, message: "Parse error."))
         }

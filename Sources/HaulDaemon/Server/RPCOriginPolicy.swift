@@ -7,20 +7,20 @@
 /// would not let the page read an answer without the CORS header anyway, but it would still
 /// let the call run, and a WebSocket is not covered by CORS at all. The secret is still needed
 /// on TCP either way; this only decides whether a browser page may try.
-public struct RPCOriginPolicy: Sendable, Hashable {
+package struct RPCOriginPolicy: Sendable, Hashable {
     /// Every origin is allowed (`--rpc-allow-origin-all`); answers carry
     /// `Access-Control-Allow-Origin: *` as aria2's do.
-    public var allowsAll: Bool
+    package var allowsAll: Bool
     /// Origins allowed one by one (`scheme://host[:port]`, as browsers send them).
-    public var origins: Set<String>
+    package var origins: Set<String>
 
-    public init(allowsAll: Bool = false, origins: Set<String> = []) {
+    package init(allowsAll: Bool = false, origins: Set<String> = []) {
         self.allowsAll = allowsAll
         self.origins = Set(origins.map(Self.normalized))
     }
 
     /// What to do with a request.
-    public enum Decision: Sendable, Hashable {
+    package enum Decision: Sendable, Hashable {
         /// No `Origin` header (not a browser page) or the daemon's own page: served as is.
         case plain
         /// Another page that is allowed: served, with this `Access-Control-Allow-Origin`.
@@ -30,7 +30,7 @@ public struct RPCOriginPolicy: Sendable, Hashable {
     }
 
     /// The decision for a request with this `Origin` header, arriving with this `Host` header.
-    public func decide(origin: String?, host: String?) -> Decision {
+    package func decide(origin: String?, host: String?) -> Decision {
         guard let origin, !origin.isEmpty else { return .plain }
         let normalized = Self.normalized(origin)
         if let host, Self.isSameOrigin(normalized, host: host) { return .plain }

@@ -6,33 +6,33 @@ import ServiceLifecycle
 /// Puts the daemon together once its locks are held: the session host on the store, aria2's
 /// methods on the default session, the `haul.*` methods on every session, the secret, and
 /// aria2's notifications to WebSocket clients.
-public enum DaemonAssembly {
-    public struct Options: Sendable {
+package enum DaemonAssembly {
+    package struct Options: Sendable {
         /// Where aria2 clients' downloads go unless they say otherwise (aria2's `dir`); their
         /// `dir` and `out` options may not leave it.
-        public var downloadDirectory: URL
+        package var downloadDirectory: URL
         /// More directories that `haul.*` calls over TCP may download into (`--allow-dir`),
         /// besides `downloadDirectory`. Default: none.
-        public var allowedDirectories: [URL]
+        package var allowedDirectories: [URL]
         /// Settings of sessions that never saved their own (the default session's among them).
-        public var defaultSettings: SessionSettings
+        package var defaultSettings: SessionSettings
         /// Connections, segment size, speed limits and timeouts of every session.
-        public var transfers: DaemonTransferOptions
+        package var transfers: DaemonTransferOptions
         /// Stopped downloads aria2's session keeps (aria2's `--max-download-result`).
-        public var maxDownloadResult: Int
+        package var maxDownloadResult: Int
         /// Retries and waiting of every session. Default `RetryPolicy.background`: a server or
         /// network that is gone is waited for, up to 7 days from when a download was added.
-        public var retry = RetryPolicy.background
+        package var retry = RetryPolicy.background
         /// Trusted CAs, certificate checks and client certificate of every session. Default:
         /// the system's CAs.
-        public var tls = TLSSettings()
+        package var tls = TLSSettings()
         /// The proxies of every session. Default: none. `haul daemon` sets its options and the
         /// environment's variables (`ProxySettings.fromEnvironment`), and refuses to start when
         /// one of them cannot be used, rather than reading them here where an unusable one
         /// could only be dropped (and its downloads sent out directly).
-        public var proxy = ProxySettings.direct
+        package var proxy = ProxySettings.direct
 
-        public init(
+        package init(
             downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
             allowedDirectories: [URL] = [],
             defaultSettings: SessionSettings = SessionSettings(), transfers: DaemonTransferOptions = DaemonTransferOptions(),
@@ -47,11 +47,11 @@ public enum DaemonAssembly {
     }
 
     /// Process-wide settings for a long-running daemon; call first thing in `main`.
-    public static func prepareProcess() {
+    package static func prepareProcess() {
         DaemonSystemCalls.limitMallocArenas(2)
     }
 
-    public static func compose(_ context: DaemonContext, options: Options) async throws -> DaemonComponents {
+    package static func compose(_ context: DaemonContext, options: Options) async throws -> DaemonComponents {
         let confinement = try DirectoryConfinement(
             downloadDirectory: options.downloadDirectory, allowed: options.allowedDirectories)
         var settings = options.defaultSettings

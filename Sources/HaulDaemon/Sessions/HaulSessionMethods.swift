@@ -8,7 +8,7 @@ import Haul
 /// Every method names its session first (after the secret); a session's downloads are
 /// reached only through it, so one client cannot see or touch another session's downloads.
 /// Parameters and results are the JSON forms of Haul's Codable types (`DownloadRequest`,
-/// `SessionSettings`, `RemoteDownload`, `SessionEvent`, `RemoteEventBatch`).
+/// `SessionSettings`, `RemoteDownload`, `StoredEvent`, `RemoteEventBatch`).
 ///
 /// Over TCP the directories requests name, and files deleted, are confined to the daemon's
 /// download directories (`DirectoryConfinement`); over the unix socket they are not.
@@ -23,7 +23,7 @@ struct HaulSessionMethods: Sendable {
     static let names = [
         "haul.attach", "haul.sessions", "haul.add", "haul.addGroup", "haul.list", "haul.status",
         "haul.pause", "haul.resume", "haul.cancel", "haul.remove", "haul.group", "haul.events",
-        "haul.acknowledge", "haul.invalidateAndCancel",
+        "haul.acknowledge", "haul.invalidateAndCancel", "haul.wait", "haul.waitGroup", "haul.groupMembers",
     ]
 
     func register(in table: inout RPCMethodTable) {
@@ -57,7 +57,7 @@ struct HaulSessionMethods: Sendable {
         case "haul.add":
             let request: DownloadRequest = try decode(p[1], "request")
             let confined = try confinement.confine([request], over: transport)
-            return try Self.json(try await manager.add(confined[0]))
+            return try Self.json(try await manager.enqueue(confined[0]))
         case "haul.addGroup":
             let group = try p.string(1, "group")
             let requests: [DownloadRequest] = try decode(p[2], "requests")
@@ -65,7 +65,8 @@ struct HaulSessionMethods: Sendable {
                 throw JSONRPCError.invalidParams("at most \(Self.maxBatch) requests in one call, got \(requests.count)")
             }
             let confined = try confinement.confine(requests, over: transport)
-            return try Self.json(try await manager.addMembers(confined, toGroup: group))
+            let policy = try Self.existingPolicy(p.optionalString(3, "ifPresent"))
+            return try Self.json(try await Self.add(confined, toGroup: group, policy, in: manager))
         case "haul.status":
             return try Self.json(RemoteDownload(try await known(manager, p)))
         case "haul.pause":
@@ -89,11 +90,9 @@ struct HaulSessionMethods: Sendable {
             return "OK"
         case "haul.group":
             let name = try p.string(1, "group")
-            guard let group = await manager.group(named: name) else {
-                throw JSONRPCError.failed("no group named '\(name)' in this session")
-            }
-            let summary = await manager.summary(ofGroup: group.name)
-            return try Self.json(RemoteGroupSummary(summary))
+            return try Self.json(RemoteGroupSummary(name: name, members: try await manager.members(ofGroup: name)))
+        case "haul.wait", "haul.waitGroup", "haul.groupMembers":
+            return try await waitingCall(name, p, manager)
         case "haul.events":
             let after = Int64(try p.optionalInteger(1, "after") ?? 0)
             let waitMilliseconds = try p.optionalInteger(2, "waitMilliseconds") ?? 0
@@ -113,7 +112,7 @@ struct HaulSessionMethods: Sendable {
         }
     }
 
-    private func id(_ p: RPCParameters) throws(JSONRPCError) -> DownloadID {
+    func id(_ p: RPCParameters) throws(JSONRPCError) -> DownloadID {
         let text = try p.string(1, "id")
         guard let id = DownloadID(text) else { throw .invalidParams("'\(text)' is not a download ID (16 hex characters)") }
         return id
@@ -121,7 +120,7 @@ struct HaulSessionMethods: Sendable {
 
     private func known(_ manager: DownloadManager, _ p: RPCParameters) async throws -> DownloadInfo {
         let id = try id(p)
-        guard let info = await manager.info(id) else { throw JSONRPCError.failed("no download with ID \(id) in this session") }
+        guard let info = await manager.snapshot(id) else { throw JSONRPCError.failed("no download with ID \(id) in this session") }
         return info
     }
 

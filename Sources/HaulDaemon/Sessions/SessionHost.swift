@@ -7,18 +7,18 @@ import Haul
 /// after a crash or reboot without waiting for their client to come back. A session's
 /// manager keeps an event outbox, and its settings (limits, group order) are kept with it so
 /// that a restarted daemon schedules it the same way.
-public actor SessionHost {
-    public struct Configuration: Sendable {
-        public var stateDirectory: URL
+package actor SessionHost {
+    package struct Configuration: Sendable {
+        package var stateDirectory: URL
         /// Used for sessions that never saved settings.
-        public var defaultSettings: SessionSettings
+        package var defaultSettings: SessionSettings
         /// Everything else a session's manager is configured with.
-        public var manager: DownloadManager.Configuration
+        package var manager: DownloadManager.Configuration
         /// Finished downloads aria2's session keeps (aria2's `--max-download-result`, default
         /// 1,000); the other sessions keep `manager.retention`.
-        public var maxDownloadResult: Int
+        package var maxDownloadResult: Int
 
-        public init(
+        package init(
             stateDirectory: URL, defaultSettings: SessionSettings = SessionSettings(), manager: DownloadManager.Configuration = .init(),
             maxDownloadResult: Int = 1_000
         ) {
@@ -31,21 +31,21 @@ public actor SessionHost {
 
     /// The session that aria2's methods (which know no sessions) act on. Not "default", the
     /// session of `DownloadManager.open` without one, so the two never share downloads.
-    public static let defaultSession = "daemon"
+    package static let defaultSession = "daemon"
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     private var managers: [String: DownloadManager] = [:]
     private var opening: [String: Task<DownloadManager, any Error>] = [:]
     private var isShutDown = false
 
-    public init(configuration: Configuration) {
+    package init(configuration: Configuration) {
         self.configuration = configuration
     }
 
     /// Opens every session the daemon kept (those with settings; sessions of `haul get` or of
     /// programs using `DownloadManager` in the same state directory are theirs, not the
     /// daemon's), which continues their interrupted downloads.
-    public func start() async throws(HaulError) {
+    package func start() async throws(HaulError) {
         for stored in try await DownloadManager.storedSessions(stateDirectory: configuration.stateDirectory) {
             guard let settings = stored.settings else { continue }
             _ = try await manager(for: stored.id, settings: settings)
@@ -56,7 +56,7 @@ public actor SessionHost {
     /// The session's manager, opened on first use. `settings`, when given, replace the
     /// session's saved ones from now on (and for the next start); changing them reopens the
     /// manager, which keeps every download (running ones continue from their checkpoint).
-    public func manager(for session: String, settings: SessionSettings? = nil) async throws(HaulError) -> DownloadManager {
+    package func manager(for session: String, settings: SessionSettings? = nil) async throws(HaulError) -> DownloadManager {
         guard !isShutDown else { throw HaulError(.shutdown, "the daemon is shutting down") }
         try Self.validate(session)
         if let open = managers[session] {
@@ -87,11 +87,11 @@ public actor SessionHost {
     }
 
     /// The sessions open now.
-    public var sessionNames: [String] { managers.keys.sorted() }
+    package var sessionNames: [String] { managers.keys.sorted() }
 
     /// Stops every transfer with its bytes and checkpoint kept; queued and paused downloads
     /// stay as they are, for the next start.
-    public func shutdown() async {
+    package func shutdown() async {
         isShutDown = true
         let all = managers.values
         managers = [:]

@@ -28,13 +28,13 @@ struct RetentionEndToEndTests {
             var ids: [DownloadID] = []
             let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: 3))
             for request in requests(server, 6, in: dir) {
-                let id = try await manager.add(request)
+                let id = try await manager.enqueue(request)
                 // One at a time, so that the order they finish in is known.
                 #expect(try await manager.finished(id).state == .completed)
                 ids.append(id)
             }
             #expect(await manager.downloads().map(\.id) == Array(ids.suffix(3)))
-            #expect(await manager.info(ids[0]) == nil)
+            #expect(await manager.snapshot(ids[0]) == nil)
             await manager.shutdown()
             // Every file stays where it was placed: forgetting a record never touches a file.
             #expect(Support.listing(dir).count == 6)
@@ -52,10 +52,10 @@ struct RetentionEndToEndTests {
             let dir = try Support.temporaryDirectory()
             try await withDownloadManager(configuration: configuration(keeping: 2)) { manager in
                 let group = try await manager.add(requests(server, 5, in: dir), toGroup: "batch")
-                let summary = await group.completion
+                let summary = try await group.completion
                 #expect(summary.completed.count == 5)
                 #expect(await manager.downloads().count == 2)
-                #expect(await group.downloads().count == 2)
+                #expect(try await group.downloads().count == 2)
             }
         }
     }
@@ -71,7 +71,7 @@ struct RetentionEndToEndTests {
             do {
                 let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: nil))
                 for request in requests(server, 5, in: dir) {
-                    let id = try await manager.add(request)
+                    let id = try await manager.enqueue(request)
                     _ = try await manager.finished(id)
                     finished.append(id)
                 }
@@ -142,8 +142,8 @@ struct RetentionEndToEndTests {
             let id: DownloadID
             do {
                 let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: nil))
-                let events = manager.events()
-                id = try await manager.add(Support.request(
+                let events = manager.managerEvents()
+                id = try await manager.enqueue(Support.request(
                     server, "/file/left.bin", ["size": "\(1 << 20)", "rate": "100000"], in: dir, name: "left.bin"))
                 _ = try await Support.firstEvent(in: events) { event -> Bool? in
                     if case .checkpointed(id, let offset) = event, offset > 0 { return true }
@@ -156,13 +156,13 @@ struct RetentionEndToEndTests {
             var keepYoung = configuration(keeping: nil)
             keepYoung.retention.abandonsUnfinishedAfter = .seconds(3600)
             let young = try await DownloadManager.open(stateDirectory: state, configuration: keepYoung)
-            #expect(await young.info(id)?.state == .paused)
+            #expect(await young.snapshot(id)?.state == .paused)
             await young.shutdown()
 
             var abandonNow = configuration(keeping: nil)
             abandonNow.retention.abandonsUnfinishedAfter = .zero
             let manager = try await DownloadManager.open(stateDirectory: state, configuration: abandonNow)
-            #expect(await manager.info(id)?.state == .canceled)
+            #expect(await manager.snapshot(id)?.state == .canceled)
             await manager.shutdown()
             #expect(Support.leftovers(dir).isEmpty, "its part file is deleted")
         }
@@ -171,7 +171,7 @@ struct RetentionEndToEndTests {
     /// The outbox keeps at most `maxKeptEvents` of a session's events: the oldest go.
     @Test func outboxIsTrimmedToItsBound() async throws {
         let store = try DownloadStore.open(directory: nil)
-        let events = (0..<30).map { n in SessionEvent(kind: .canceled, download: nil, date: Date(timeIntervalSince1970: Double(n))) }
+        let events = (0..<30).map { n in StoredEvent(kind: .canceled, download: nil, date: Date(timeIntervalSince1970: Double(n))) }
         try await store.save([], events: events, session: "s")
         try await store.save([], events: [], trimmingEventsTo: 10, session: "s")
         let kept = try await store.events(session: "s", after: 0, limit: 100)
@@ -185,7 +185,7 @@ struct RetentionEndToEndTests {
             let dir = try Support.temporaryDirectory()
             let state = try Support.temporaryDirectory()
             let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: nil))
-            let id = try await manager.add(requests(server, 1, in: dir)[0])
+            let id = try await manager.enqueue(requests(server, 1, in: dir)[0])
             _ = try await manager.finished(id)
             await manager.shutdown()
             let store = try DownloadStore.shared(directory: state)

@@ -21,7 +21,7 @@ struct Aria2EventOrder: Sendable {
     private(set) var announced: Set<DownloadID> = []
 
     /// The notifications `event` calls for, in order (often none).
-    mutating func notifications(for event: DownloadEvent) -> [(String, DownloadID)] {
+    mutating func notifications(for event: ManagerEvent) -> [(String, DownloadID)] {
         switch event {
         case .started(let id, _, _):
             announced.insert(id)
@@ -29,7 +29,7 @@ struct Aria2EventOrder: Sendable {
         case .paused(let id, _):
             running.remove(id)
             return announced.contains(id) ? [("aria2.onDownloadPause", id)] : []
-        case .canceled(let id):
+        case .canceled(let id, _):
             running.remove(id)
             return announced.remove(id) != nil ? [("aria2.onDownloadStop", id)] : []
         case .completed(let info):

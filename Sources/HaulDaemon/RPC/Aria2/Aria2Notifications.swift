@@ -6,23 +6,23 @@ import NIOCore
 ///
 /// It subscribes when created, so no event between creation and `run()` is missed. Which
 /// notifications, in which order: `Aria2EventOrder`.
-public struct Aria2Notifications: Sendable {
-    public static let names = [
+package struct Aria2Notifications: Sendable {
+    package static let names = [
         "aria2.onDownloadStart", "aria2.onDownloadPause", "aria2.onDownloadStop",
         "aria2.onDownloadComplete", "aria2.onDownloadError",
     ]
 
-    private let events: AsyncStream<DownloadEvent>
+    private let events: AsyncStream<ManagerEvent>
     private let sink: any RPCNotificationSink
 
-    public init(manager: DownloadManager, sink: any RPCNotificationSink) {
-        self.events = manager.events()
+    package init(manager: DownloadManager, sink: any RPCNotificationSink) {
+        self.events = manager.managerEvents()
         self.sink = sink
     }
 
     /// Forwards events until the manager shuts down (its event stream ends) or the task is
     /// cancelled. Run it once, in a task or service of the daemon.
-    public func run() async {
+    package func run() async {
         var order = Aria2EventOrder()
         for await event in events {
             for (method, id) in order.notifications(for: event) {

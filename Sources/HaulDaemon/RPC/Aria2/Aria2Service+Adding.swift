@@ -51,7 +51,7 @@ extension Aria2Service {
         let id = try await download(gid).id
         // After any change of the same download under way, so that neither undoes the other.
         return try await changingOptions(of: id) { () async throws(JSONRPCError) in
-            guard let info = await manager.info(id) else { throw .failed("GID \(gid) is not found") }
+            guard let info = await manager.snapshot(id) else { throw .failed("GID \(gid) is not found") }
             return try await changeUri(info, fileIndex: fileIndex, deletions: deletions, additions: additions, position: position)
         }
     }

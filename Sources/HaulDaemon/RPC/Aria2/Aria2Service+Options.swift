@@ -44,7 +44,7 @@ extension Aria2Service {
     }
 
     private func change(_ id: DownloadID, _ values: Aria2OptionValues) async throws(JSONRPCError) -> JSONValue {
-        guard let info = await manager.info(id) else { throw .failed("GID \(id) is not found") }
+        guard let info = await manager.snapshot(id) else { throw .failed("GID \(id) is not found") }
         guard !info.state.isTerminal else { throw .failed("Cannot change option for GID#\(info.id)") }
         let directory = try values.dir.map { text throws(JSONRPCError) in
             try downloadDirectory.resolve(text, relativeTo: global.dir)

@@ -2,19 +2,19 @@ import Foundation
 import Haul
 
 /// What the daemon tells the aria2 methods about itself.
-public struct Aria2Configuration: Sendable {
+package struct Aria2Configuration: Sendable {
     /// Every download is saved in this directory or below it; `dir` options are resolved
     /// against it and refused outside it. It must exist. It is also the default `dir`.
-    public var downloadDirectory: URL
+    package var downloadDirectory: URL
     /// Called by `aria2.shutdown` (false) and `aria2.forceShutdown` (true). It must only start
     /// the shutdown and return, so that the call can still be answered.
-    public var requestShutdown: @Sendable (_ force: Bool) -> Void
+    package var requestShutdown: @Sendable (_ force: Bool) -> Void
     /// The defaults of new downloads' `split`, `max-connection-per-server` and
     /// `max-download-limit` (the daemon's command line). The overall limit is the manager's
     /// global one, read from it.
-    public var transfers: DaemonTransferOptions
+    package var transfers: DaemonTransferOptions
 
-    public init(
+    package init(
         downloadDirectory: URL, transfers: DaemonTransferOptions = DaemonTransferOptions(),
         requestShutdown: @escaping @Sendable (_ force: Bool) -> Void
     ) {
@@ -47,7 +47,7 @@ public struct Aria2Configuration: Sendable {
 ///   (`Aria2SettledOptions`);
 /// - BitTorrent and Metalink (`addTorrent`, `addMetalink`) are not supported; `getPeers`
 ///   answers `[]`, as aria2 does for an HTTP download.
-public actor Aria2Service {
+package actor Aria2Service {
     let manager: DownloadManager
     let configuration: Aria2Configuration
     let downloadDirectory: Aria2DownloadDirectory
@@ -61,7 +61,7 @@ public actor Aria2Service {
     /// aria2's session ID: new for each run of the daemon.
     let sessionID: String
 
-    public init(manager: DownloadManager, configuration: Aria2Configuration) throws(HaulError) {
+    package init(manager: DownloadManager, configuration: Aria2Configuration) throws(HaulError) {
         self.manager = manager
         self.configuration = configuration
         let directory = try Aria2DownloadDirectory(configuration.downloadDirectory)
@@ -82,7 +82,7 @@ public actor Aria2Service {
     ]
 
     /// Adds aria2's methods and notifications to `table`.
-    public nonisolated func register(in table: inout RPCMethodTable) {
+    package nonisolated func register(in table: inout RPCMethodTable) {
         for name in Self.methodNames {
             table.register(name) { (parameters, _) async throws(JSONRPCError) -> JSONValue in
                 try await self.call(name, parameters)
@@ -142,13 +142,13 @@ public actor Aria2Service {
         let isHex = gid.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
         guard !gid.isEmpty, gid.utf8.count <= 16, isHex else { throw .failed("Invalid GID \(text)") }
         if let id = DownloadID(gid) {
-            guard let info = await manager.info(id) else { throw .failed("GID \(text) is not found") }
+            guard let info = await manager.snapshot(id) else { throw .failed("GID \(text) is not found") }
             return info
         }
         let all = Set(DownloadState.allCases)
         let matches = await manager.downloadIDs(inStates: all).filter { $0.description.hasPrefix(gid) }
         guard matches.count <= 1 else { throw .failed("GID \(text) is not unique") }
-        guard let id = matches.first, let info = await manager.info(id) else { throw .failed("GID \(text) is not found") }
+        guard let id = matches.first, let info = await manager.snapshot(id) else { throw .failed("GID \(text) is not found") }
         return info
     }
 
