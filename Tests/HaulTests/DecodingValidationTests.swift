@@ -64,8 +64,8 @@ import Testing
         #expect(Self.refuses(DownloadRequest.self, try Self.requestJSON("url", #""http:///a""#), "http or https"))
         #expect(Self.refuses(DownloadRequest.self, try Self.requestJSON("fileName", #""../x""#), "must not contain '/'"))
         #expect(Self.refuses(DownloadRequest.self, try Self.requestJSON("fileName", #"".haul-x.part""#), "reserved"))
-        #expect(Self.refuses(DownloadRequest.self, try Self.requestJSON("split", "0"), "split is 1 to 1024"))
-        #expect(Self.refuses(DownloadRequest.self, try Self.requestJSON("split", "1025"), "split is 1 to 1024"))
+        #expect(Self.refuses(DownloadRequest.self, try Self.requestJSON("split", "0"), "from 1 to 1024"))
+        #expect(Self.refuses(DownloadRequest.self, try Self.requestJSON("split", "1025"), "from 1 to 1024"))
         #expect(Self.refuses(DownloadRequest.self, try Self.requestJSON("maxBytesPerSecond", "-1"), "0 or more"))
         #expect(Self.refuses(
             DownloadRequest.self, try Self.requestJSON("checksums", #"[{"algorithm":"sha1","hex":"00"}]"#), "40 hex digits"))
@@ -77,6 +77,36 @@ import Testing
         plain.fileName = nil
         let plainJSON = String(decoding: try JSONEncoder().encode(plain), as: UTF8.self)
         #expect(try Self.decode(DownloadRequest.self, plainJSON) == plain)
+    }
+
+    /// A request needs only its URL and directory (a file URL or an absolute path): every other
+    /// key, absent or null, takes the initialiser's default; an unknown key is ignored.
+    @Test func requestDefaults() throws {
+        let url = URL(string: "https://example.com/a.iso")!
+        let minimal = try Self.decode(DownloadRequest.self, #"{"url":"https://example.com/a.iso","directory":"/srv/data","extra":1}"#)
+        #expect(minimal == DownloadRequest(url: url, directory: URL(fileURLWithPath: "/srv/data", isDirectory: true)))
+        let nulls = try Self.decode(DownloadRequest.self, """
+            {"url":"https://example.com/a.iso","directory":"file:///srv/data/","fileName":null,"headers":null,"checksums":null,
+             "priority":null,"conflictPolicy":null,"metadata":null,"split":null,"maxBytesPerSecond":null,"mirrors":null,"waitDeadline":null}
+            """)
+        #expect(nulls == DownloadRequest(url: url, directory: URL(string: "file:///srv/data/")!))
+        let some = try Self.decode(
+            DownloadRequest.self, #"{"url":"https://example.com/a.iso","directory":"/srv","priority":3,"conflictPolicy":"skip"}"#)
+        #expect(some.priority == 3 && some.conflictPolicy == .skip && some.headers.isEmpty)
+        #expect(Self.refuses(DownloadRequest.self, try Self.requestJSON("conflictPolicy", #""replace""#), #"one of "rename", "overwrite""#))
+        #expect(Self.refuses(
+            Checksum.self, #"{"algorithm":"crc99","hex":"00"}"#, #"must be one of "md5", "sha1", "sha256", "sha512", got "crc99""#))
+        let aria2Name = try Self.decode(Checksum.self, #"{"algorithm":"SHA-1","hex":"\#(String(repeating: "0", count: 40))"}"#)
+        #expect(aria2Name.algorithm == .sha1)
+    }
+
+    /// Settings may leave out any key: `{}` is the default settings.
+    @Test func settingsDefaults() throws {
+        #expect(try Self.decode(SessionSettings.self, "{}") == SessionSettings())
+        #expect(try Self.decode(SessionSettings.self, #"{"maxConcurrentDownloads":16}"#) == SessionSettings(maxConcurrentDownloads: 16))
+        #expect(try Self.decode(SessionSettings.self, #"{"groupOrder":"sequential","maxDownloadsPerHost":null}"#)
+            == SessionSettings(groupOrder: .sequential))
+        #expect(Self.refuses(SessionSettings.self, #"{"groupOrder":"fast"}"#, #"must be one of "interleaved", "sequential", got "fast""#))
     }
 
     /// Session settings allow at least one download at once, in all and per host.

@@ -3,8 +3,12 @@ import Foundation
 // Values decoded from JSON (the daemon's `haul.*` parameters, its answers to
 // `BackgroundSession`, the store's JSON columns) are checked as the initialisers and `add`
 // check values made in code: a decoder never builds a value that code could not have built.
-// Each `init(from:)` reads the same keys the synthesised `encode(to:)` writes and refuses a
-// bad value with `DecodingError.dataCorrupted`, naming the field and saying why.
+// Each `init(from:)` reads the keys the `encode(to:)` writes, and takes the initialiser's
+// default for every one that is absent or null, so that a person writes only what differs
+// (`{"url": …, "directory": …}` is a whole request). Keys it does not know are ignored, so
+// that an older reader accepts what a newer writer sends. A bad value is refused with
+// `DecodingError.dataCorrupted` whose description reads after the field's name ("must be …",
+// "is …"), so that the daemon can say `requests[0].split must be from 1 to 1024, got 0`.
 
 /// The keys of a type's JSON form, by property name (as the synthesised encoding writes them).
 private struct PropertyKey: CodingKey {
@@ -20,8 +24,54 @@ private extension KeyedDecodingContainer where K == PropertyKey {
         try decode(T.self, forKey: PropertyKey(name))
     }
 
+    /// The value of `name`, nil when the key is absent or null.
     func optional<T: Decodable>(_ name: String, as type: T.Type = T.self) throws -> T? {
         try decodeIfPresent(T.self, forKey: PropertyKey(name))
+    }
+
+    /// One of an enumeration's names, nil when absent or null, refused with the list of names:
+    /// a typo in `"groupOrder": "sequentail"` is answered with what it could have been.
+    func choice<T: RawRepresentable & CaseIterable>(
+        _ name: String, as type: T.Type = T.self, parsing parse: (String) -> T? = T.init(rawValue:)
+    ) throws -> T? where T.RawValue == String {
+        try optional(name, as: String.self).map { try chosen(name, $0, parse) }
+    }
+
+    /// One of an enumeration's names, required.
+    func requiredChoice<T: RawRepresentable & CaseIterable>(
+        _ name: String, as type: T.Type = T.self, parsing parse: (String) -> T? = T.init(rawValue:)
+    ) throws -> T where T.RawValue == String {
+        try chosen(name, try value(name, as: String.self), parse)
+    }
+
+    private func chosen<T: RawRepresentable & CaseIterable>(
+        _ name: String, _ text: String, _ parse: (String) -> T?
+    ) throws -> T where T.RawValue == String {
+        guard let value = parse(text) else {
+            let names = T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            throw refusal(name, "must be one of \(names), got \"\(text)\"")
+        }
+        return value
+    }
+
+    /// An http or https URL with a host, as `add` requires of a request's URL.
+    func httpURL(_ name: String) throws -> URL {
+        let text = try value(name, as: String.self)
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
+            throw refusal(name, "must be an http or https URL with a host, got '\(text)'")
+        }
+        return url
+    }
+
+    /// A directory as a file URL (`file:///srv/data/`, what `encode(to:)` writes) or, as a
+    /// person writes it, an absolute path (`/srv/data`).
+    func directory(_ name: String) throws -> URL {
+        let text = try value(name, as: String.self)
+        if text.hasPrefix("/") { return URL(fileURLWithPath: text, isDirectory: true) }
+        guard let url = URL(string: text) else {
+            throw refusal(name, "must be an absolute path or a file URL, got '\(text)'")
+        }
+        return url
     }
 
     /// Runs a validating initialiser, reporting its refusal as a decoding error of `name`.
@@ -29,37 +79,40 @@ private extension KeyedDecodingContainer where K == PropertyKey {
         do {
             return try make()
         } catch {
-            throw DecodingError.dataCorruptedError(forKey: PropertyKey(name), in: self, debugDescription: error.message)
+            throw refusal(name, "is not valid: \(error.message)")
         }
+    }
+
+    func refusal(_ name: String, _ why: String) -> DecodingError {
+        DecodingError.dataCorruptedError(forKey: PropertyKey(name), in: self, debugDescription: why)
     }
 }
 
 extension Checksum {
     /// Decodes `{"algorithm": "sha256", "hex": "…"}` through `init(_:hex:)`: the length and the
-    /// hex digits are checked, and the digest is kept in lower case.
+    /// hex digits are checked, and the digest is kept in lower case. The algorithm may be
+    /// written as aria2 writes it (`sha-256`) and in any case. Both keys are required.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: PropertyKey.self)
-        let algorithm = try container.value("algorithm", as: Algorithm.self)
+        let algorithm = try container.requiredChoice("algorithm", parsing: Algorithm.init(name:))
         let hex = try container.value("hex", as: String.self)
         self = try container.checked("hex") { () throws(HaulError) in try Checksum(algorithm, hex: hex) }
     }
 }
 
 extension HeaderField {
-    /// Decodes `{"name": …, "value": …}` and refuses what `init(parsing:)` refuses: an empty
-    /// name, a name with blanks or a colon, a value with a line break (which would smuggle
-    /// another header into the request).
+    /// Decodes `{"name": …, "value": …}` (both required) and refuses what `init(parsing:)`
+    /// refuses: an empty name, a name with blanks or a colon, a value with a line break (which
+    /// would smuggle another header into the request).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: PropertyKey.self)
         let name = try container.value("name", as: String.self)
         let value = try container.value("value", as: String.self)
         guard !name.isEmpty, !name.contains(where: { $0.isWhitespace || $0.isNewline || $0 == ":" }) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: PropertyKey("name"), in: container, debugDescription: "'\(name)' is not a valid header name")
+            throw container.refusal("name", "is not a valid header name (a token without blanks or colons), got '\(name)'")
         }
         guard !value.contains(where: \.isNewline) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: PropertyKey("value"), in: container, debugDescription: "the value of header '\(name)' contains a line break")
+            throw container.refusal("value", "must be one line: the value of header '\(name)' contains a line break")
         }
         self.init(name: name, value: value)
     }
@@ -69,56 +122,42 @@ extension DownloadRequest {
     /// The connections one download may be split over (`-s`, aria2's `split`).
     package static let splitRange = 1...1024
 
-    /// Decodes a request and checks what `add` checks before touching the file system: an
-    /// http or https URL with a host, a file name that is one safe path component, `split`
-    /// in `splitRange`, a speed limit that is not negative, http or https mirrors, a
-    /// `waitDeadline` that is an ISO 8601 date, and valid checksums and headers
-    /// (checked by their own decoders). The directory is checked where it is used: `add`
-    /// requires it to exist, and the daemon confines it on TCP.
+    /// Decodes a request: `url` and `directory` are required, every other key takes
+    /// `init(url:directory:…)`'s default when absent or null. It checks what `add` checks
+    /// before touching the file system: an http or https URL with a host, a file name that is
+    /// one safe path component, `split` in `splitRange`, a speed limit that is not negative,
+    /// http or https mirrors, a `waitDeadline` that is an ISO 8601 date, and valid checksums
+    /// and headers (checked by their own decoders). The directory (a file URL or an absolute
+    /// path) is checked where it is used: `add` requires it to exist, and the daemon confines
+    /// it on TCP.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: PropertyKey.self)
-        let url = try container.value("url", as: URL.self)
-        let scheme = url.scheme?.lowercased() ?? ""
-        guard scheme == "http" || scheme == "https", url.host?.isEmpty == false else {
-            throw DecodingError.dataCorruptedError(
-                forKey: PropertyKey("url"), in: container,
-                debugDescription: "'\(url.absoluteString)' is not an http or https URL with a host")
-        }
-        let fileName = try container.optional("fileName", as: String.self)
-        if let fileName {
+        var request = DownloadRequest(url: try container.httpURL("url"), directory: try container.directory("directory"))
+        if let fileName = try container.optional("fileName", as: String.self) {
             try container.checked("fileName") { () throws(HaulError) in try FileNaming.validateUserFileName(fileName) }
+            request.fileName = fileName
         }
-        let split = try container.optional("split", as: Int.self)
-        if let split, !Self.splitRange.contains(split) {
-            throw DecodingError.dataCorruptedError(
-                forKey: PropertyKey("split"), in: container,
-                debugDescription: "split is \(Self.splitRange.lowerBound) to \(Self.splitRange.upperBound), got \(split)")
+        if let split = try container.optional("split", as: Int.self) {
+            guard Self.splitRange.contains(split) else {
+                throw container.refusal("split", "must be from \(Self.splitRange.lowerBound) to \(Self.splitRange.upperBound), got \(split)")
+            }
+            request.split = split
         }
-        let limit = try container.optional("maxBytesPerSecond", as: Int64.self)
-        if let limit, limit < 0 {
-            throw DecodingError.dataCorruptedError(
-                forKey: PropertyKey("maxBytesPerSecond"), in: container,
-                debugDescription: "a speed limit is 0 or more bytes per second, got \(limit)")
+        if let limit = try container.optional("maxBytesPerSecond", as: Int64.self) {
+            guard limit >= 0 else { throw container.refusal("maxBytesPerSecond", "must be 0 or more bytes per second, got \(limit)") }
+            request.maxBytesPerSecond = limit
         }
-        self.init(
-            url: url,
-            directory: try container.value("directory"),
-            fileName: fileName,
-            headers: try container.value("headers"),
-            checksums: try container.value("checksums"),
-            priority: try container.value("priority"),
-            conflictPolicy: try container.value("conflictPolicy"),
-            metadata: try container.value("metadata"),
-            split: split,
-            maxBytesPerSecond: limit,
-            // Absent in requests encoded before mirrors existed: none.
-            mirrors: try container.optional("mirrors", as: [URL].self) ?? [],
-            // Absent in requests encoded before it existed, and in most others: none.
-            waitDeadline: try container.optional("waitDeadline", as: String.self).map { text in
-                try container.checked("waitDeadline") { () throws(HaulError) in try ISO8601Text.date(text) }
-            })
-        let request = self
+        request.headers = try container.optional("headers") ?? request.headers
+        request.checksums = try container.optional("checksums") ?? request.checksums
+        request.priority = try container.optional("priority") ?? request.priority
+        request.conflictPolicy = try container.choice("conflictPolicy") ?? request.conflictPolicy
+        request.metadata = try container.optional("metadata") ?? request.metadata
+        request.mirrors = try container.optional("mirrors") ?? request.mirrors
+        if let deadline = try container.optional("waitDeadline", as: String.self) {
+            request.waitDeadline = try container.checked("waitDeadline") { () throws(HaulError) in try ISO8601Text.date(deadline) }
+        }
         try container.checked("mirrors") { () throws(HaulError) in try request.validateMirrors() }
+        self = request
     }
 }
 
@@ -161,24 +200,24 @@ enum ISO8601Text {
 }
 
 extension SessionSettings {
-    /// Decodes settings and refuses limits no session can run with: fewer than one download
-    /// at once, in all or per host.
+    /// Decodes settings, every key taking `init()`'s default when absent or null, and refuses
+    /// limits no session can run with: fewer than one download at once, in all or per host.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: PropertyKey.self)
-        let concurrent = try container.value("maxConcurrentDownloads", as: Int.self)
-        guard concurrent >= 1 else {
-            throw DecodingError.dataCorruptedError(
-                forKey: PropertyKey("maxConcurrentDownloads"), in: container,
-                debugDescription: "at least 1 download must be allowed at once, got \(concurrent)")
+        var settings = SessionSettings()
+        if let concurrent = try container.optional("maxConcurrentDownloads", as: Int.self) {
+            guard concurrent >= 1 else {
+                throw container.refusal("maxConcurrentDownloads", "must allow at least 1 download at once, got \(concurrent)")
+            }
+            settings.maxConcurrentDownloads = concurrent
         }
-        let perHost = try container.optional("maxDownloadsPerHost", as: Int.self)
-        if let perHost, perHost < 1 {
-            throw DecodingError.dataCorruptedError(
-                forKey: PropertyKey("maxDownloadsPerHost"), in: container,
-                debugDescription: "at least 1 download per host must be allowed, got \(perHost)")
+        if let perHost = try container.optional("maxDownloadsPerHost", as: Int.self) {
+            guard perHost >= 1 else {
+                throw container.refusal("maxDownloadsPerHost", "must allow at least 1 download per host, got \(perHost)")
+            }
+            settings.maxDownloadsPerHost = perHost
         }
-        self.init(
-            maxConcurrentDownloads: concurrent, maxDownloadsPerHost: perHost,
-            groupOrder: try container.value("groupOrder"))
+        settings.groupOrder = try container.choice("groupOrder") ?? settings.groupOrder
+        self = settings
     }
 }

@@ -8,7 +8,9 @@ import Haul
 /// Every method names its session first (after the secret); a session's downloads are
 /// reached only through it, so one client cannot see or touch another session's downloads.
 /// Parameters and results are the JSON forms of Haul's Codable types (`DownloadRequest`,
-/// `SessionSettings`, `RemoteDownload`, `StoredEvent`, `RemoteEventBatch`).
+/// `SessionSettings`, `RemoteDownload`, `StoredEvent`, `RemoteEventBatch`); in parameters
+/// only the required keys must be written (`docs/haul-rpc.md`), and a value that does not fit
+/// is refused in one sentence naming the field (`RPCParameters.decoded`).
 ///
 /// Over TCP the directories requests name, and files deleted, are confined to the daemon's
 /// download directories (`DirectoryConfinement`); over the unix socket they are not.
@@ -38,7 +40,7 @@ struct HaulSessionMethods: Sendable {
         if name == "haul.sessions" { return try Self.json(await host.sessionNames) }
         let session = try p.string(0, "session")
         do {
-            let settings: SessionSettings? = name == "haul.attach" ? try decodeOptional(p[1], "settings") : nil
+            let settings: SessionSettings? = name == "haul.attach" ? try p.optionalDecoded(1, "settings") : nil
             let manager = try await host.manager(for: session, settings: settings)
             return try await call(name, p, manager, transport)
         } catch let error as JSONRPCError {
@@ -55,12 +57,12 @@ struct HaulSessionMethods: Sendable {
         case "haul.attach", "haul.list":
             return try Self.json(await manager.downloads().map(RemoteDownload.init))
         case "haul.add":
-            let request: DownloadRequest = try decode(p[1], "request")
+            let request = try p.decoded(1, "request", as: DownloadRequest.self)
             let confined = try confinement.confine([request], over: transport)
             return try Self.json(try await manager.enqueue(confined[0]))
         case "haul.addGroup":
             let group = try p.string(1, "group")
-            let requests: [DownloadRequest] = try decode(p[2], "requests")
+            let requests = try p.decoded(2, "requests", as: [DownloadRequest].self)
             guard requests.count <= Self.maxBatch else {
                 throw JSONRPCError.invalidParams("at most \(Self.maxBatch) requests in one call, got \(requests.count)")
             }
@@ -122,20 +124,6 @@ struct HaulSessionMethods: Sendable {
         let id = try id(p)
         guard let info = await manager.snapshot(id) else { throw JSONRPCError.failed("no download with ID \(id) in this session") }
         return info
-    }
-
-    private func decode<T: Decodable>(_ value: JSONValue?, _ name: String) throws(JSONRPCError) -> T {
-        guard let value else { throw .invalidParams("missing parameter '\(name)'") }
-        do {
-            return try JSONDecoder().decode(T.self, from: JSONRPCEncoding.encode(value))
-        } catch {
-            throw .invalidParams("parameter '\(name)' does not have the expected shape: \(error)")
-        }
-    }
-
-    private func decodeOptional<T: Decodable>(_ value: JSONValue?, _ name: String) throws(JSONRPCError) -> T? {
-        guard let value, value != .null else { return nil }
-        return try decode(value, name)
     }
 
     static func json(_ value: some Encodable) throws(JSONRPCError) -> JSONValue {
