@@ -68,15 +68,16 @@ import Testing
         #expect(blanks == Aria2OptionValues(headers: []))
     }
 
-    /// The README lists the same blind-sent options as the code, and none of them is one Haul
-    /// honours or lists (which would hide a value it cannot take).
-    @Test func blindListMatchesTheReadme() throws {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
+    /// The aria2 page of the documentation (`docs/aria2.md`) lists the same blind-sent options as
+    /// the code, and none of them is one Haul honours or lists (which would hide a value it cannot take).
+    @Test func blindListMatchesTheDocumentation() throws {
+        let page = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/aria2.md")
+        let text = try String(contentsOf: page, encoding: .utf8)
         let start = try #require(text.range(of: "The list (`Aria2BlindOptions`"))
-        let end = try #require(text.range(of: "### Driving a running daemon", range: start.upperBound..<text.endIndex))
-        let names = text[start.upperBound..<end.lowerBound].split(separator: "`").enumerated()
+        // The list runs to the end of its paragraph.
+        let end = text.range(of: "\n\n", range: start.upperBound..<text.endIndex)?.lowerBound ?? text.endIndex
+        let names = text[start.upperBound..<end].split(separator: "`").enumerated()
             .filter { $0.offset % 2 == 1 }.map { String($0.element) }
         #expect(Set(names) == Aria2BlindOptions.names)
         #expect(names.count == Aria2BlindOptions.names.count)
