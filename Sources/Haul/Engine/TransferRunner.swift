@@ -146,7 +146,8 @@ struct TransferRunner: Sendable {
                 requestedOffset: offset, previous: state.entity, status: response.status,
                 header: response.header, url: response.finalURL.absoluteString,
                 strict: state.mustProveSameFile(state.sourceIndex))
-            guard case .requestAgainWithoutRange = decision, offset > 0 else { break }
+            guard case .requestAgainWithoutRange(let reason) = decision, offset > 0 else { break }
+            reporter.restartedFromZero("\(reason); asking for the whole file again")
             _ = try? await response.body.collect(upTo: 64 * 1024)
             offset = 0
             resumedSegment = nil
@@ -186,6 +187,9 @@ struct TransferRunner: Sendable {
         case .writeFromStart:
             try state.part.open(truncatingTo: 0)
             let hadBytes = state.bytesOnDisk > 0 || state.segments != nil
+            if hadBytes, offset > 0 {
+                reporter.restartedFromZero("the server answered \(response.status) to a range request: the file changed or ranges are not served")
+            }
             state.startOver()
             state.entity = ResumePolicy.entity(status: response.status, header: response.header)
             state.validatorSource = state.sourceIndex

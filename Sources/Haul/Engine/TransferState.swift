@@ -113,6 +113,9 @@ struct TransferReporter: Sendable {
     var started: @Sendable (_ resumedFrom: Int64, _ finalURL: URL) -> Void
     /// A durable point was reached (see `TransferCheckpoint`).
     var checkpoint: @Sendable (TransferCheckpoint) async -> Void
+    /// Bytes kept from before are given up and the file starts again from 0, for `reason`
+    /// (the resume rules refused the server's answer): what a user needs to read in a log.
+    var restartedFromZero: @Sendable (_ reason: String) -> Void = { _ in }
 }
 
 /// How one run of a transfer ended.

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Carrying out the state machines' actions: starting and stopping transfer tasks, retry
 /// timers, slots, and the events and group bookkeeping that follow each transition.
@@ -74,6 +75,7 @@ extension DownloadManager {
             hub.emit(.paused(id, reason: nil))
             wakeStopWaiters(id)
         case .reportPausedBecause(let error):
+            log(.warning, "paused until someone acts: \(error.message)", id, error: error)
             releaseSlot(id)
             keepPlaceWhilePaused(id)
             records[id]?.details.error = error
@@ -87,10 +89,12 @@ extension DownloadManager {
         case .reportCompleted:
             releaseSlot(id)
             guard let record = records[id] else { return }
+            log(.debug, "completed: \(record.details.fileURL?.path ?? "?")", id)
             hub.emit(.completed(record.info))
             finish(id)
             wakeStopWaiters(id)
         case .reportFailed(let error):
+            log(.warning, "failed: \(error.message)", id, error: error)
             releaseSlot(id)
             records[id]?.details.error = error
             records[id]?.details.progress.bytesPerSecond = 0
@@ -146,7 +150,10 @@ extension DownloadManager {
                 // the transfer's first checkpoint.
                 if hub.keepsOutbox { Task { await self?.scheduleWrite() } }
             },
-            checkpoint: { checkpoint in await self.recordCheckpoint(id, checkpoint) })
+            checkpoint: { checkpoint in await self.recordCheckpoint(id, checkpoint) },
+            restartedFromZero: { [logger = configuration.logger] reason in
+                logger.notice("restarting from byte 0: \(reason)", metadata: ["haul.download": "\(id)"])
+            })
         // Detached, so that the transfer starts on a free thread at once instead of first
         // queueing on this actor, which every other transfer's bookkeeping also needs.
         records[id]?.details.task = Task.detached { [transfer] in
@@ -223,6 +230,8 @@ extension DownloadManager {
 
     private func scheduleRetry(_ id: DownloadID, attempt: Int, delay: Duration) {
         guard let error = records[id]?.details.error else { return }
+        let waiting = records[id]?.machine.isWaitingToRetry == true
+        log(.info, "\(waiting ? "waiting for the server" : "retrying"): attempt \(attempt) in \(delay) after \(error.message)", id, error: error)
         hub.emit(.retrying(id, attempt: attempt, delay: delay, error: error))
         records[id]?.details.retryTimer = Task {
             do { try await Task.sleep(for: delay) } catch { return }
@@ -311,4 +320,13 @@ extension DownloadManager {
     }
 
     func groupOf(_ id: DownloadID) -> String? { records[id]?.group }
+
+    /// Logs a decision about a download, with its ID (and the error's code) as metadata.
+    func log(_ level: Logger.Level, _ message: @autoclosure () -> String, _ id: DownloadID, error: HaulError? = nil) {
+        let logger = configuration.logger
+        guard logger.logLevel <= level else { return }
+        var metadata: Logger.Metadata = ["haul.download": "\(id)"]
+        if let error { metadata["haul.error"] = "\(error.code)" }
+        logger.log(level: level, "\(message())", metadata: metadata)
+    }
 }

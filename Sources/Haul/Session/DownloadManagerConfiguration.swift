@@ -1,3 +1,5 @@
+import Logging
+
 extension DownloadManager {
     /// How a manager schedules, retries and reports. Every default is stated on its property.
     public struct Configuration: Sendable {
@@ -80,6 +82,12 @@ extension DownloadManager {
         /// How many finished downloads the session keeps, and for how long (see `Retention`).
         /// Default: the 1,000 that finished last, as aria2 keeps.
         public var retention = Retention()
+        /// Where the manager logs the decisions it makes, each with the download's ID as
+        /// `haul.download` metadata: a restart from zero and why (notice), retries and waits for
+        /// a server (info), a failure or a pause for a reason (warning), placement (debug).
+        /// Default: nowhere (a logger whose handler drops everything), as AsyncHTTPClient does;
+        /// pass your own to see them.
+        public var logger = Logger(label: "haul", factory: { _ in SwiftLogNoOpLogHandler() })
         /// Tests only: makes writes fail (see `WriteFault`).
         var writeFault: WriteFault?
 
