@@ -108,18 +108,20 @@ struct GetRun: Sendable {
             guard completion == nil, shutdown == nil else { continue }
             if case .groupCompleted(let summary) = event {
                 if interruptions.settle() { completion = summary }
-                // The finishing step needs the manager (a Metalink piece may be fetched again).
-                let finish = completion?.succeeded == true && !resources.isEmpty
-                let step = Task { [resources] in finish ? await Self.finish(resources, manager: manager, quiet: quiet) : [] }
-                finishing = step
-                shutdown = Task {
-                    _ = await step.value
-                    await manager.shutdown()
-                }
             } else if tally.finished == tally.total {
-                // Every download ended here, some blocked (paused by a full disk): the
-                // group will not complete in this run.
-                shutdown = Task { await manager.shutdown() }
+                // Every download ended here: the group completes next, or (some blocked,
+                // paused by a full disk) not in this run.
+            } else {
+                continue
+            }
+            // Documents are finished once every file is here; the step needs the manager (a
+            // Metalink piece may be fetched again), so it runs before the shutdown.
+            let finish = !resources.isEmpty && tally.failed == 0 && tally.completed == tally.total && interruptions.settle()
+            let step = Task { [resources] in finish ? await Self.finish(resources, manager: manager, quiet: quiet) : [] }
+            finishing = step
+            shutdown = Task {
+                _ = await step.value
+                await manager.shutdown()
             }
         }
         await shutdown?.value
@@ -130,12 +132,12 @@ struct GetRun: Sendable {
             status = .stopped(by: interruption)
         } else if let completion {
             status = Self.status(of: completion)
-            if status == .success, let first = await finishing?.value.first { status = ExitStatus(for: first) }
         } else if tally.finished == tally.total {
             status = ExitStatus(forFailures: tally.failures)
         } else {
             status = .failure
         }
+        if interruption == nil, status == .success, let first = await finishing?.value.first { status = ExitStatus(for: first) }
         reporter.finish(RunOutcome(tally: tally, status: status, interruptedBy: interruption, elapsed: tally.elapsed))
         if interruption != nil {
             StandardStream.error.writeLine(Self.interruptedMessage)

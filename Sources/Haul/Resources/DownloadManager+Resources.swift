@@ -75,8 +75,8 @@ extension DownloadManager {
     /// connection is dropped), so the plain download costs one extra request, not the file twice.
     package func probeResource(_ source: String, directory: URL, hls: HLSOptions = HLSOptions()) async throws(HaulError) -> ResourcePlan? {
         guard let url = URL(string: source),
-              let answer = try? await transport.probeDocument(url, headers: hls.headers, limit: hls.limits.maxDocumentBytes),
-              let document = answer, let kind = ResourcePlan.Kind(mediaType: document.mediaType)
+              let document = try? await transport.probeDocument(url, headers: hls.headers, limit: hls.limits.maxDocumentBytes),
+              let kind = ResourcePlan.Kind(mediaType: document.mediaType)
         else { return nil }
         let directory = URL(fileURLWithPath: directory.standardizedFileURL.path, isDirectory: true)
         switch kind {

@@ -27,10 +27,11 @@ package enum ResourceFinisher {
         } catch {
             throw HaulError(.fileSystem, "cannot write \(temporary.path): \(error.localizedDescription)")
         }
-        guard rename(temporary.path, directory.appendingPathComponent(name).path) == 0 else {
-            let reason = String(cString: strerror(errno))
+        do {
+            try SystemCalls.renameReplacing(from: temporary.path, to: directory.appendingPathComponent(name).path)
+        } catch {
             try? FileManager.default.removeItem(at: temporary)
-            throw HaulError(.fileSystem, "cannot put \(name) in place in \(directory.path): \(reason)")
+            throw error
         }
     }
 }

@@ -83,7 +83,7 @@ struct LocalNames {
         let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
         var number = 2
         while true {
-            let candidate = stem.prefix(200) + "-\(number)" + (ext.isEmpty ? "" : "." + ext)
+            let candidate = String(stem.prefix(200)) + "-\(number)" + (ext.isEmpty ? "" : "." + ext)
             if !taken.contains(candidate.lowercased()) { return candidate }
             number += 1
         }

@@ -30,7 +30,7 @@ struct ResourceFinishingTests {
             let book = ResourceBook(stateDirectory: state)
             let entry = ResourceBook.Entry(session: manager.session, group: "show", plan: plan)
             try book.save(entry)
-            let summary = await manager.addResource(plan, toGroup: "show").completion
+            let summary = try await manager.addResource(plan, toGroup: "show").completion
             #expect(summary.succeeded)
             // The group is complete, and its step not run: as after a crash at that moment.
             #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("local.m3u8").path))

@@ -37,6 +37,8 @@ package enum MetalinkParser {
         guard reader.sawRoot else {
             throw HaulError(.invalidResponse, "not a Metalink 4 document: no <metalink> element in \(namespace)")
         }
+        // libxml2 reports no error for a document cut short: the root must have closed.
+        guard reader.closedRoot else { throw HaulError(.invalidResponse, "the Metalink document ends before </metalink>") }
         guard !reader.document.files.isEmpty else { throw HaulError(.invalidResponse, "the Metalink document names no file") }
         return reader.document
     }
@@ -47,6 +49,7 @@ package enum MetalinkParser {
         var document = MetalinkDocument()
         var failure: HaulError?
         var sawRoot = false
+        var closedRoot = false
         var depth = 0
         var path: [String] = []
         var text = ""
@@ -100,6 +103,8 @@ package enum MetalinkParser {
             let value = text.trimmingWhitespace()
             let inFile = path.count == 3 && path[1] == "file" && file != nil
             switch (path.last ?? "", path.count) {
+            case ("metalink", 1):
+                closedRoot = true
             case ("file", 2):
                 guard let file else { return }
                 document.files.append(file)

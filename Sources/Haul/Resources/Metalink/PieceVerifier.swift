@@ -54,9 +54,7 @@ struct PieceVerifier {
         } catch {
             throw error as? HaulError ?? HaulError(.fileSystem, "cannot check \(staged.path): \(error.localizedDescription)")
         }
-        guard rename(staged.path, final.path) == 0 else {
-            throw HaulError(.fileSystem, "cannot put \(check.name) in place: \(String(cString: strerror(errno)))")
-        }
+        try SystemCalls.renameReplacing(from: staged.path, to: final.path)
     }
 
     /// The piece from the first URL whose bytes match its hash.

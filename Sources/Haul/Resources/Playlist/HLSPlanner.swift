@@ -21,7 +21,12 @@ package struct HLSPlanner: Sendable {
     /// Plans the resource at `url` into `directory`; `document` is the playlist when the caller
     /// already fetched it (to look at its content type).
     package func plan(_ url: URL, into directory: URL, document: FetchedDocument? = nil) async throws(HaulError) -> ResourcePlan {
-        let top = try await document ?? fetch(url, origin: url)
+        let top: FetchedDocument
+        if let document {
+            top = document
+        } else {
+            top = try await fetch(url, origin: url)
+        }
         var names = LocalNames()
         var plan = ResourcePlan(kind: .hls, source: url.absoluteString, directory: directory, requests: [])
         var medias: [(url: URL, document: FetchedDocument, playlist: MediaPlaylist, name: String, subtitles: Bool)] = []

@@ -13,8 +13,7 @@ enum SegmentJoiner {
     static func join(_ spec: JoinSpec, in directory: URL) throws(HaulError) {
         let temporary = directory.appendingPathComponent(".haul-join-\(spec.output).tmp")
         let output = directory.appendingPathComponent(spec.output)
-        FileManager.default.createFile(atPath: temporary.path, contents: nil)
-        guard let handle = FileHandle(forWritingAtPath: temporary.path) else {
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil), let handle = FileHandle(forWritingAtPath: temporary.path) else {
             throw HaulError(.fileSystem, "cannot write \(temporary.path)")
         }
         var keys: [String: SymmetricKey] = [:]
@@ -39,10 +38,11 @@ enum SegmentJoiner {
             try? FileManager.default.removeItem(at: temporary)
             throw error as? HaulError ?? HaulError(.fileSystem, "cannot write \(spec.output): \(error.localizedDescription)")
         }
-        guard rename(temporary.path, output.path) == 0 else {
-            let reason = String(cString: strerror(errno))
+        do {
+            try SystemCalls.renameReplacing(from: temporary.path, to: output.path)
+        } catch {
             try? FileManager.default.removeItem(at: temporary)
-            throw HaulError(.fileSystem, "cannot rename the joined file to \(output.path): \(reason)")
+            throw error
         }
     }
 
