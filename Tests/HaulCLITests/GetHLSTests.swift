@@ -22,9 +22,10 @@ struct GetHLSTests {
             #expect(result.status == 0, "stderr: \(result.stderr)")
             let out = directory.file("out")
             let entry = shape == .master ? "master.m3u8" : "index.m3u8"
-            let source = try await FFmpegHLS.duration(of: server.root.appendingPathComponent(shape.entry).path)
-            #expect(try await FFmpegHLS.plays(out.appendingPathComponent(entry).path), "the local playlist does not play")
-            let local = try await FFmpegHLS.duration(of: out.appendingPathComponent(entry).path)
+            let options = shape.inputOptions
+            let source = try await FFmpegHLS.duration(of: server.root.appendingPathComponent(shape.entry).path, options: options)
+            #expect(try await FFmpegHLS.plays(out.appendingPathComponent(entry).path, options: options), "the local playlist does not play")
+            let local = try await FFmpegHLS.duration(of: out.appendingPathComponent(entry).path, options: options)
             #expect(abs(local - source) < 0.3, "local \(local) s, source \(source) s")
             let joined = shape == .fragmentedMP4 ? "index.mp4" : "index.ts"
             #expect(try await FFmpegHLS.plays(out.appendingPathComponent(joined).path), "the joined file does not play")

@@ -59,10 +59,14 @@ public enum FFmpegHLS: String, CaseIterable, Sendable, CustomStringConvertible {
         try await Self.run("ffmpeg", ["-v", "error", "-y"] + arguments, in: folder)
     }
 
+    /// What ffmpeg needs to open this shape's playlist from a local disk: it refuses a key file
+    /// (`.key`) of a local playlist unless told to accept any extension, for its own output too.
+    public var inputOptions: [String] { self == .encrypted ? ["-allowed_extensions", "ALL"] : [] }
+
     /// `ffmpeg -i PATH -f null -`: decodes everything a player would; true when it succeeded.
-    public static func plays(_ path: String) async throws -> Bool {
+    public static func plays(_ path: String, options: [String] = []) async throws -> Bool {
         do {
-            try await run("ffmpeg", ["-v", "error", "-i", path, "-f", "null", "-"], in: nil)
+            try await run("ffmpeg", ["-v", "error"] + options + ["-i", path, "-f", "null", "-"], in: nil)
             return true
         } catch {
             return false
@@ -70,8 +74,8 @@ public enum FFmpegHLS: String, CaseIterable, Sendable, CustomStringConvertible {
     }
 
     /// The duration ffprobe reports, in seconds.
-    public static func duration(of path: String) async throws -> Double {
-        let output = try await run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path], in: nil)
+    public static func duration(of path: String, options: [String] = []) async throws -> Double {
+        let output = try await run("ffprobe", ["-v", "error"] + options + ["-show_entries", "format=duration", "-of", "csv=p=0", path], in: nil)
         guard let value = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw NginxError("ffprobe gave no duration for \(path): \(output)")
         }
