@@ -49,7 +49,7 @@ struct GetHLSTests {
     /// most the segment that was in flight.
     @Test func killedHalfWayContinues() async throws {
         try #require(FFmpegHLS.isInstalled, "ffmpeg is not installed; run scripts/test, which installs it")
-        let server = try await NginxStatic.start(slowRate: "40k")
+        let server = try await NginxStatic.start(slowRate: "16k")
         defer { server.remove() }
         try await withTemporaryDirectory { directory in
             try await FFmpegHLS.transportStream.generate(in: server.root)

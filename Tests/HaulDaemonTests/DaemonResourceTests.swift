@@ -17,7 +17,7 @@ import Glibc
     /// were already here are not fetched again.
     @Test func killedDaemonFinishesTheResourceAfterRestart() async throws {
         try #require(FFmpegHLS.isInstalled, "ffmpeg is not installed; run scripts/test, which installs it")
-        let server = try await NginxStatic.start(slowRate: "40k")
+        let server = try await NginxStatic.start(slowRate: "16k")
         defer { server.remove() }
         try await FFmpegHLS.transportStream.generate(in: server.root)
         let directory = try ServerTestDirectory()

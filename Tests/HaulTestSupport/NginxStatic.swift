@@ -32,7 +32,7 @@ public struct NginxStatic: Sendable {
     }
 
     /// Starts nginx; `slowRate` is the per-connection rate of `/slow/` (nginx `limit_rate`).
-    public static func start(slowRate: String = "40k") async throws -> NginxStatic {
+    public static func start(slowRate: String = "16k") async throws -> NginxStatic {
         guard let nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
             throw NginxError("nginx is not installed; run scripts/test, which installs it")
         }
