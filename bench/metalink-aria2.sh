@@ -69,6 +69,10 @@ status=0
 (cd "$work" && "$haul" get -q --state-dir "$work/state" -d haul-out data.meta4) || status=$?
 report "haul get" "$status" "$work/haul-out"
 status=0
+rm -f "$work/aria2.log"
 (cd "$work" && aria2c -q -M data.meta4 -d aria2-out --allow-overwrite=true --file-allocation=none \
-    --max-tries=3 --retry-wait=1 --connect-timeout=5 --timeout=10) || status=$?
+    --max-tries=3 --retry-wait=1 --connect-timeout=5 --timeout=10 -l "$work/aria2.log" --log-level=info) || status=$?
 report "aria2c $(aria2c --version | head -1 | awk '{ print $3 }')" "$status" "$work/aria2-out"
+echo
+echo "aria2c's log about hashes and errors ($work/aria2.log):"
+grep -iE "hash|checksum|piece|error|mirror|/m[12]/" "$work/aria2.log" | sed -E 's/^[0-9: .-]+//' | sort | uniq -c | sort -rn | head -12
