@@ -27,7 +27,10 @@ extension GetRun {
             resources.append(try await manager.planResource(source, kind: kind, directory: documents.directory, hls: documents.hls))
         }
         for source in documents.probes.sorted() {
-            guard let resource = try await manager.probeResource(source, directory: documents.directory, hls: documents.hls) else { continue }
+            // Asked with the headers the plain download would send (its netrc credentials too).
+            var hls = documents.hls
+            if let request = plain.first(where: { $0.url.absoluteString == source }) { hls.headers = request.headers }
+            guard let resource = try await manager.probeResource(source, directory: documents.directory, hls: hls) else { continue }
             resources.append(resource)
             plain.removeAll { $0.url.absoluteString == source }
         }

@@ -101,14 +101,27 @@ struct PlaylistParserTests {
         #expect(throws: HaulError.self) { try PlaylistParser.parse(text) }
     }
 
-    /// A million segments stop at the limit with an error, before anything is planned.
-    @Test func segmentLimit() {
-        var text = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n"
-        for index in 0..<1001 { text += "#EXTINF:1,\ns\(index).ts\n" }
-        let limits = ResourceLimits(maxSegments: 1000)
-        #expect(throws: HaulError.self) { try PlaylistParser.parse(text, limits: limits) }
-        let million = Data(repeating: 0x41, count: ResourceLimits().maxDocumentBytes + 1)
-        #expect(throws: HaulError.self) { try PlaylistParser.parse(million) }
+    /// A million segments stop at the limit (100,000) with an error, before anything is
+    /// planned; a document over 16 MiB is refused before it is read.
+    @Test func segmentLimit() throws {
+        let text = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n" + String(repeating: "#EXTINF:1,\na\n", count: 1_000_000) + "#EXT-X-ENDLIST\n"
+        #expect(text.utf8.count < ResourceLimits().maxDocumentBytes)
+        do {
+            _ = try PlaylistParser.parse(text)
+            Issue.record("a million segments were accepted")
+        } catch {
+            #expect(error.message.contains("more than 100000 segments"), "\(error.message)")
+        }
+        let oversized = Data(repeating: 0x41, count: ResourceLimits().maxDocumentBytes + 1)
+        #expect(throws: HaulError.self) { try PlaylistParser.parse(oversized) }
+    }
+
+    /// Lines end with LF, CRLF or CR; a byte-order mark is skipped.
+    @Test func lineEndings() throws {
+        let text = "\u{FEFF}#EXTM3U\r\n#EXTINF:1,\ra.ts\n#EXTINF:2,\r\nb.ts\r\n#EXT-X-ENDLIST"
+        guard case .media(let playlist) = try PlaylistParser.parse(text) else { Issue.record("not media"); return }
+        #expect(playlist.segments.map(\.uri) == ["a.ts", "b.ts"])
+        #expect(playlist.isComplete)
     }
 
     /// The IV of a segment without one is its sequence number, big-endian.

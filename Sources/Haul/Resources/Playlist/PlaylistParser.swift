@@ -43,17 +43,42 @@ package enum PlaylistParser {
     }
 }
 
-/// The lines of a playlist, without their `\n` or `\r\n`, a leading byte-order mark dropped.
+/// The lines of a playlist, without their `\n`, `\r\n` or `\r`, a leading byte-order mark
+/// dropped. Found one at a time while the parser reads, so that a playlist over a limit stops
+/// costing at the line that broke it.
 struct PlaylistLines: Sequence {
-    let lines: [Substring]
+    let text: Substring
 
     init(_ text: String) {
         var body = Substring(text)
         if body.hasPrefix("\u{FEFF}") { body = body.dropFirst() }
-        lines = body.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
+        self.text = body
     }
 
-    func makeIterator() -> IndexingIterator<[Substring]> { lines.makeIterator() }
+    func makeIterator() -> Iterator { Iterator(text: text, position: text.startIndex) }
+
+    struct Iterator: IteratorProtocol {
+        let text: Substring
+        var position: Substring.Index
+        var finished = false
+
+        mutating func next() -> Substring? {
+            guard !finished else { return nil }
+            let utf8 = text.utf8
+            var index = position
+            while index < utf8.endIndex, utf8[index] != 10, utf8[index] != 13 { index = utf8.index(after: index) }
+            let line = text[position..<index]
+            if index == utf8.endIndex {
+                finished = true
+            } else {
+                let isCarriageReturn = utf8[index] == 13
+                index = utf8.index(after: index)
+                if isCarriageReturn, index < utf8.endIndex, utf8[index] == 10 { index = utf8.index(after: index) }
+                position = index
+            }
+            return line
+        }
+    }
 }
 
 /// What the parser knows between lines.
