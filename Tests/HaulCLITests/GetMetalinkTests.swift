@@ -35,6 +35,12 @@ struct GetMetalinkTests {
             // The bad piece was asked again of each mirror in order; only the second served it right.
             #expect(log.contains { $0.uri == "/m2/data.bin" && $0.status == 206 && $0.bytes == Self.pieceLength })
             #expect(!log.contains { $0.uri == "/m2/data.bin" && $0.status == 200 })
+
+            // Run again: the verified file is recognised and not fetched a second time.
+            let again = try await HaulProcess.run(["get", "-d", "out", "files.meta4"], in: directory.url)
+            #expect(again.status == 0, "stderr: \(again.stderr)")
+            #expect(server.accessLog().filter { $0.uri.hasSuffix("/data.bin") }.count == log.filter { $0.uri.hasSuffix("/data.bin") }.count)
+            #expect(directory.contents(of: "out/data.bin").map(Checksums.sha256) == Checksums.sha256(original))
         }
     }
 

@@ -38,7 +38,8 @@ extension DownloadManager {
             return try await HLSPlanner(fetcher: transport, options: hls).plan(url, into: directory, document: document)
         case .metalink:
             let parsed = try MetalinkParser.parse(document.body, limits: hls.limits)
-            return try MetalinkPlanner.plan(parsed, source: source, directory: directory, headers: hls.headers, limits: hls.limits)
+            return MetalinkPlanner.skippingPlacedFiles(
+                try MetalinkPlanner.plan(parsed, source: source, directory: directory, headers: hls.headers, limits: hls.limits))
         }
     }
 
@@ -84,7 +85,8 @@ extension DownloadManager {
             return try await HLSPlanner(fetcher: transport, options: hls).plan(url, into: directory, document: document)
         case .metalink:
             let parsed = try MetalinkParser.parse(document.body, limits: hls.limits)
-            return try MetalinkPlanner.plan(parsed, source: source, directory: directory, headers: hls.headers, limits: hls.limits)
+            return MetalinkPlanner.skippingPlacedFiles(
+                try MetalinkPlanner.plan(parsed, source: source, directory: directory, headers: hls.headers, limits: hls.limits))
         }
     }
 }

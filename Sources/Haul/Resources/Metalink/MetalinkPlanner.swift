@@ -57,6 +57,17 @@ package enum MetalinkPlanner {
         return plan
     }
 
+    /// The plan without the files an earlier run verified and placed (`PieceVerifier.isAlreadyPlaced`).
+    package static func skippingPlacedFiles(_ plan: ResourcePlan) -> ResourcePlan {
+        var plan = plan
+        for check in plan.pieceChecks where PieceVerifier(check: check, directory: plan.directory, fetcher: nil).isAlreadyPlaced() {
+            let folder = check.directory.isEmpty ? plan.directory : plan.directory.appendingPathComponent(check.directory, isDirectory: true)
+            plan.requests.removeAll { $0.fileName == PieceCheck.stagedName(for: check.name) && $0.directory.path == folder.path }
+            plan.pieceChecks.removeAll { $0 == check }
+        }
+        return plan
+    }
+
     /// The path components of a Metalink file name, refused unless each is a plain name.
     static func safeComponents(_ name: String) throws(HaulError) -> [String] {
         let components = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)

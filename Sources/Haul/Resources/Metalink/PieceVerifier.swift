@@ -87,6 +87,32 @@ struct PieceVerifier {
         }
     }
 
+    /// Whether the file was verified and placed by an earlier run: its final name exists, no
+    /// staged copy does, and every piece and whole-file hash matches. Such a file is not
+    /// downloaded again (its staged name would otherwise be missing, and fetched anew).
+    func isAlreadyPlaced() -> Bool {
+        let folder = check.directory.isEmpty ? directory : directory.appendingPathComponent(check.directory, isDirectory: true)
+        let final = folder.appendingPathComponent(check.name)
+        guard !FileManager.default.fileExists(atPath: folder.appendingPathComponent(PieceCheck.stagedName(for: check.name)).path),
+              let handle = FileHandle(forReadingAtPath: final.path)
+        else { return false }
+        defer { try? handle.close() }
+        do {
+            let length = Int64(try handle.seekToEnd())
+            if let size = check.size, size != length { return false }
+            guard Int64(check.pieces.hashes.count) == (length + check.pieces.length - 1) / check.pieces.length else { return false }
+            try handle.seek(toOffset: 0)
+            for expected in check.pieces.hashes {
+                let bytes = try handle.read(upToCount: Int(min(check.pieces.length, Self.maxPieceBytes))) ?? Data()
+                guard Self.digest(bytes, check.pieces.algorithm) == expected else { return false }
+            }
+            try verifyWhole(handle, length: length)
+            return true
+        } catch {
+            return false
+        }
+    }
+
     static func digest(_ bytes: Data, _ algorithm: Checksum.Algorithm) -> String {
         var hasher = StreamingHasher(algorithms: [algorithm])
         bytes.withUnsafeBytes { hasher.update($0) }
