@@ -45,21 +45,20 @@ struct GetHLSTests {
         }
     }
 
-    /// A run killed -9 half way, run again, ends with a playable copy, and fetches again at
+    /// A run killed -9 part way, run again, ends with a playable copy, and fetches again at
     /// most the segment that was in flight.
     @Test func killedHalfWayContinues() async throws {
         try #require(FFmpegHLS.isInstalled, "ffmpeg is not installed; run scripts/test, which installs it")
-        let server = try await NginxStatic.start(slowRate: "16k")
+        let server = try await NginxStatic.start(slowRate: "12k")
         defer { server.remove() }
         try await withTemporaryDirectory { directory in
             try await FFmpegHLS.transportStream.generate(in: server.root)
             let arguments = ["get", "--json", "-j", "1", "--checkpoint-bytes", "4096", "-d", "out", server.url("slow/ts/index.m3u8")]
             let first = try HaulProcess(arguments, in: directory.url)
-            // Killed once two segments are in place (with -j 1, the third is in flight).
+            // Killed once the first segment is in place (with -j 1, the second is in flight): at
+            // 12 KiB/s each segment takes about a second, room for a slow machine to react.
             let firstDone = await first.stdout.firstLine { (try? JSONEventLine.decode($0))?.event == "completed" }
             try #require(firstDone != nil)
-            let secondDone = await first.stdout.firstLine { (try? JSONEventLine.decode($0))?.event == "completed" && $0 != firstDone }
-            try #require(secondDone != nil)
             first.send(SIGKILL)
             let killed = await first.result()
             #expect(killed.signaled && killed.status == SIGKILL)
