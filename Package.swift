@@ -39,6 +39,8 @@ let package = Package(
                 // What a SOCKS proxy answered (refused the origin, wants credentials): AsyncHTTPClient's SOCKS library.
                 .product(name: "NIOSOCKS", package: "swift-nio-extras"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // AES-128-CBC, to decrypt encrypted HLS segments when joining them.
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for binding the store's wide rows without GRDB's existentials.
@@ -98,6 +100,8 @@ let package = Package(
             dependencies: [
                 "Haul", "HaulTestServer", "HaulCrashWorker", "HaulTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // AES-128-CBC, to encrypt the segments the join must decrypt.
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // The parser errors a misbehaving server causes (ProtocolViolationTests).
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -14,6 +14,8 @@ struct DownloadPlan: Sendable {
     static let displayDirectoryKey = "haul.cli.directory"
 
     var requests: [DownloadRequest]
+    /// The `--header` (and `--http-user`) headers, which playlists and their files get too.
+    var sharedHeaders: [HeaderField] = []
 
     /// The options that shape every request.
     struct Options: Sendable {
@@ -26,9 +28,17 @@ struct DownloadPlan: Sendable {
         var maxBytesPerSecond: Int64?
     }
 
-    init(urls: [String], input: [InputEntry], options: Options) throws(CommandFailure) {
+    /// `documents`: how many playlists or Metalink documents come with the URLs (they are
+    /// planned later, by `GetRun`); the plan may then have no plain URL at all.
+    init(urls: [String], input: [InputEntry], options: Options, documents: Int = 0) throws(CommandFailure) {
         let total = urls.count + input.count
-        guard total > 0 else {
+        if documents > 0, options.outputName != nil {
+            throw .usage("-o/--output names one file; a playlist or Metalink document names its own files (use -d for the directory)")
+        }
+        if documents > 0, !options.checksums.isEmpty {
+            throw .usage("--checksum applies to one file; a Metalink document carries its own hashes")
+        }
+        guard total > 0 || documents > 0 else {
             throw .usage("no URLs given; pass them as arguments or with -i FILE")
         }
         if options.outputName != nil, total != 1 {
@@ -82,6 +92,7 @@ struct DownloadPlan: Sendable {
             requests.append(request)
         }
         self.requests = requests
+        self.sharedHeaders = sharedHeaders
     }
 
     private static func request(

@@ -84,6 +84,8 @@ struct GetCommand: AsyncParsableCommand {
 
     @OptionGroup var proxies: ProxyOptions
 
+    @OptionGroup var resources: ResourceOptions
+
     @Flag(name: [.customShort("q"), .long], help: "Print errors only.")
     var quiet = false
 
@@ -115,8 +117,15 @@ struct GetCommand: AsyncParsableCommand {
         if tls.checkCertificate == false { StandardStream.error.writeLine(TLSOptions.insecureWarning) }
         let status: ExitStatus
         do {
+            let partition = resources.partition(urls)
+            let plan = try makePlan(urls: partition.plain, documents: partition.documents.count)
             let run = GetRun(
-                plan: try makePlan(),
+                plan: plan,
+                documents: GetRun.Documents(
+                    // -o or --checksum ask for one file: no document is looked for.
+                    forced: partition.documents, probes: outputName == nil && checksums.isEmpty ? Set(partition.probes) : [],
+                    directory: URL(fileURLWithPath: directory, isDirectory: true),
+                    hls: try resources.hlsOptions(headers: plan.sharedHeaders)),
                 configuration: try managerConfiguration(),
                 stateDirectory: resolvedStateDirectory,
                 mode: OutputMode.choose(quiet: quiet, json: json, stdoutIsTerminal: StandardStream.output.isTerminal))
@@ -128,13 +137,14 @@ struct GetCommand: AsyncParsableCommand {
         if status != .success { throw ExitCode(status.rawValue) }
     }
 
-    private func makePlan() throws(CommandFailure) -> DownloadPlan {
+    private func makePlan(urls: [String], documents: Int) throws(CommandFailure) -> DownloadPlan {
         let input = try inputFile.map { path throws(CommandFailure) in
             try InputFile.parse(Self.readInput(path), source: path == "-" ? "stdin" : path)
         } ?? []
         var plan = try DownloadPlan(urls: urls, input: input, options: DownloadPlan.Options(
             directory: directory, outputName: outputName, checksums: checksums,
-            headers: basicAuthorization.map { [$0] + headers } ?? headers, conflictPolicy: conflict, maxBytesPerSecond: transfers.perDownloadLimit))
+            headers: basicAuthorization.map { [$0] + headers } ?? headers, conflictPolicy: conflict, maxBytesPerSecond: transfers.perDownloadLimit),
+            documents: documents)
         if netrcOptional, let netrc = Netrc.load() { plan.requests = netrc.applied(to: plan.requests) }
         return plan
     }

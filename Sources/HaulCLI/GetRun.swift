@@ -23,6 +23,8 @@ struct GetRun: Sendable {
     static let interruptedMessage = "interrupted: part files kept; run the same command again to continue"
 
     let plan: DownloadPlan
+    /// Playlists and Metalink documents among the arguments (see `GetRun+Documents`).
+    var documents = Documents()
     let configuration: DownloadManager.Configuration
     let stateDirectory: URL
     let mode: OutputMode
@@ -70,9 +72,17 @@ struct GetRun: Sendable {
         // Subscribe before adding, so that no event of the batch is missed.
         let events = manager.managerEvents()
         let group: DownloadGroup
+        var resources: [ResourcePlan] = []
         do {
+            var requests = plan.requests
+            if !documents.isEmpty {
+                (resources, requests) = try await planDocuments(manager)
+                let members = resources.flatMap(\.requests)
+                try DownloadManager.makeDirectories(for: members)
+                requests += members
+            }
             // Each run is its own group; downloads continued from earlier runs move into it.
-            group = try await manager.add(plan.requests, toGroup: "haul get \(UUID().uuidString)", continuingExisting: true)
+            group = try await manager.add(requests, toGroup: "haul get \(UUID().uuidString)", continuingExisting: true)
         } catch {
             // The whole batch was validated first: nothing was queued or written.
             await manager.shutdown()
@@ -89,6 +99,8 @@ struct GetRun: Sendable {
 
         var tally = RunTally(total: catalog.count)
         var completion: GroupSummary?
+        var finishing: Task<[HaulError], Never>?
+        let quiet = mode == .quiet
         // Ends when the manager has shut down and every event was delivered.
         for await event in events {
             tally.record(event)
@@ -96,17 +108,26 @@ struct GetRun: Sendable {
             guard completion == nil, shutdown == nil else { continue }
             if case .groupCompleted(let summary) = event {
                 if interruptions.settle() { completion = summary }
-                shutdown = Task { await manager.shutdown() }
             } else if tally.finished == tally.total {
-                // Every download ended here, some blocked (paused by a full disk): the
-                // group will not complete in this run.
-                shutdown = Task { await manager.shutdown() }
+                // Every download ended here: the group completes next, or (some blocked,
+                // paused by a full disk) not in this run.
+            } else {
+                continue
+            }
+            // Documents are finished once every file is here; the step needs the manager (a
+            // Metalink piece may be fetched again), so it runs before the shutdown.
+            let finish = !resources.isEmpty && tally.failed == 0 && tally.completed == tally.total && interruptions.settle()
+            let step = Task { [resources] in finish ? await Self.finish(resources, manager: manager, quiet: quiet) : [] }
+            finishing = step
+            shutdown = Task {
+                _ = await step.value
+                await manager.shutdown()
             }
         }
         await shutdown?.value
         let interruption = interruptions.interruption
 
-        let status: ExitStatus
+        var status: ExitStatus
         if let interruption {
             status = .stopped(by: interruption)
         } else if let completion {
@@ -116,6 +137,7 @@ struct GetRun: Sendable {
         } else {
             status = .failure
         }
+        if interruption == nil, status == .success, let first = await finishing?.value.first { status = ExitStatus(for: first) }
         reporter.finish(RunOutcome(tally: tally, status: status, interruptedBy: interruption, elapsed: tally.elapsed))
         if interruption != nil {
             StandardStream.error.writeLine(Self.interruptedMessage)

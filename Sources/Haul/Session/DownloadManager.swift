@@ -76,6 +76,8 @@ public actor DownloadManager: SessionBackend {
     /// Finished downloads and completed groups whose events the client has not acknowledged
     /// (with an outbox): the retention rule leaves them alone.
     var pins = OutboxPins()
+    /// Runs the finishing steps of resources added in this process (`addResource`).
+    let resourceSupervisor: ResourceSupervisor
 
     /// A manager whose store lives in memory: nothing survives the process.
     public init(configuration: Configuration = Configuration()) {
@@ -96,6 +98,7 @@ public actor DownloadManager: SessionBackend {
         let store = try DownloadStore.shared(directory: stateDirectory)
         self.init(configuration: configuration, store: store, session: identifier)
         try await restore(continueInterrupted: true)
+        await superviseOwedResources()
     }
 
     /// Opens the store in `stateDirectory` (created if needed; default `$XDG_STATE_HOME/haul`),
@@ -122,6 +125,9 @@ public actor DownloadManager: SessionBackend {
         self.store = store
         self.session = session
         self.retention = RetentionQueue(maxFinished: configuration.retention.maxFinished)
+        self.resourceSupervisor = ResourceSupervisor(book: store.path.map {
+            ResourceBook(stateDirectory: URL(fileURLWithPath: $0).deletingLastPathComponent())
+        } ?? ResourceBook(stateDirectory: URL(fileURLWithPath: NSTemporaryDirectory())))
         let outbox = configuration.keepsEventOutbox ? OutboxBuffer() : nil
         self.outbox = outbox
         self.hub = EventHub(outbox: outbox)
@@ -335,6 +341,7 @@ public actor DownloadManager: SessionBackend {
         wakeOutboxWaiters()
         ticker?.cancel()
         ticker = nil
+        await resourceSupervisor.stop()
         for timer in writeTimers.values { timer.cancel() }
         writeTimers = [:]
         await flushDirty()

@@ -15,6 +15,12 @@ struct AddCommand: AsyncParsableCommand {
             it is refused. URLs, --checksum and --header are checked before anything is added; a URL \
             the daemon refuses is reported and the others are still added.
 
+            An HLS playlist (.m3u8, or --hls) or a Metalink 4 document (.meta4, or --metalink) is \
+            added as one group (haul.addResource): the daemon fetches it, downloads its files into \
+            the directory, and writes the local playlist (and joined file) when all are there, \
+            even if this command is long gone. For those, the group's name is printed instead of \
+            a GID. See docs/playlists.md.
+
             Exit status:
             \(ExitStatus.helpTable)
             """)
@@ -57,6 +63,8 @@ struct AddCommand: AsyncParsableCommand {
     @Flag(name: .customLong("pause"), help: "Add the downloads paused; `haul resume` starts them.")
     var paused = false
 
+    @OptionGroup var resources: ResourceOptions
+
     @OptionGroup var connection: DaemonConnectionOptions
 
     func validate() throws {
@@ -83,6 +91,23 @@ struct AddCommand: AsyncParsableCommand {
         }
     }
 
+    /// The options of `haul.addResource`.
+    struct ResourceAddOptions: Encodable, Sendable {
+        var directory: String?
+        var kind: String?
+        var variant: String?
+        var join: Bool?
+        var allowKeyHosts: Bool?
+        var headers: [HeaderField]?
+    }
+
+    private func resourceOptions() throws -> ResourceAddOptions {
+        ResourceAddOptions(
+            directory: directory, variant: resources.variant, join: resources.join ? true : nil,
+            allowKeyHosts: resources.allowKeyHosts ? true : nil,
+            headers: try headers.isEmpty ? nil : headers.map { try HeaderField(parsing: $0) })
+    }
+
     var options: Aria2AddOptions {
         Aria2AddOptions(
             dir: directory, out: outputName, header: headers.isEmpty ? nil : headers, checksum: checksum,
@@ -94,9 +119,17 @@ struct AddCommand: AsyncParsableCommand {
     func run() async throws {
         let options = self.options
         let urls = self.urls
+        let documents = Dictionary(resources.partition(urls).documents, uniquingKeysWith: { first, _ in first })
+        let resourceOptions = try resourceOptions()
         try await ClientRun.perform(connection) { client, run throws(CommandFailure) in
             for url in urls {
                 do throws(CommandFailure) {
+                    if let kind = documents[url] {
+                        var options = resourceOptions
+                        options.kind = kind.rawValue
+                        StandardStream.output.writeLine(try await client.addResource(url, options: options))
+                        continue
+                    }
                     StandardStream.output.writeLine(try await client.addUri(url, options: options))
                 } catch where error.status == .daemonUnavailable {
                     // No daemon: every other URL would fail the same way.

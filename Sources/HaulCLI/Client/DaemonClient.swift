@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulDaemon
 
 /// The aria2 calls the client commands make, typed, over one `RPCClient`; every failure is a
 /// `CommandFailure` with the message and exit status the commands print and exit with.
@@ -42,6 +43,17 @@ struct DaemonClient: Sendable {
     /// `aria2.addUri([url], options)` → the new download's GID.
     func addUri(_ url: String, options: Aria2AddOptions) async throws(CommandFailure) -> String {
         try await call("aria2.addUri", [RPCParameter([url]), RPCParameter(options)])
+    }
+
+    /// `haul.addResource` on the aria2 session (so that `haul ls` and the dashboard show its
+    /// downloads) → the new group's name.
+    func addResource(_ source: String, options: AddCommand.ResourceAddOptions) async throws(CommandFailure) -> String {
+        struct Added: Decodable { let group: String }
+        let name = (URL(string: source)?.lastPathComponent ?? "resource") + " " + UUID().uuidString.prefix(8).lowercased()
+        let added: Added = try await call("haul.addResource", [
+            RPCParameter(SessionHost.defaultSession), RPCParameter(name), RPCParameter(source), RPCParameter(options),
+        ])
+        return added.group
     }
 
     /// `pause`, `unpause`, `remove`, `forceRemove` or `removeDownloadResult` of one GID; returns

@@ -26,6 +26,7 @@ struct HaulSessionMethods: Sendable {
         "haul.attach", "haul.sessions", "haul.add", "haul.addGroup", "haul.list", "haul.status",
         "haul.pause", "haul.resume", "haul.cancel", "haul.remove", "haul.group", "haul.events",
         "haul.acknowledge", "haul.invalidateAndCancel", "haul.wait", "haul.waitGroup", "haul.groupMembers",
+        "haul.addResource",
     ]
 
     func register(in table: inout RPCMethodTable) {
@@ -39,6 +40,17 @@ struct HaulSessionMethods: Sendable {
     private func call(_ name: String, _ p: RPCParameters, _ transport: RPCOrigin.Transport) async throws(JSONRPCError) -> JSONValue {
         if name == "haul.sessions" { return try Self.json(await host.sessionNames) }
         let session = try p.string(0, "session")
+        if name == "haul.addResource" {
+            do {
+                let options: ResourceMethod.Options = try p.optionalDecoded(3, "options") ?? ResourceMethod.Options()
+                return try await ResourceMethod(host: host, confinement: confinement).add(
+                    session: session, group: try p.string(1, "group"), source: try p.string(2, "source"), options: options, over: transport)
+            } catch let error as JSONRPCError {
+                throw error
+            } catch {
+                throw JSONRPCError(Self.haulError(error))
+            }
+        }
         do {
             let settings: SessionSettings? = name == "haul.attach" ? try p.optionalDecoded(1, "settings") : nil
             let manager = try await host.manager(for: session, settings: settings)

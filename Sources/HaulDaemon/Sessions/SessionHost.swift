@@ -37,9 +37,14 @@ package actor SessionHost {
     private var managers: [String: DownloadManager] = [:]
     private var opening: [String: Task<DownloadManager, any Error>] = [:]
     private var isShutDown = false
+    /// Finishing steps of resources (HLS, Metalink) owed when their groups complete.
+    let resources: ResourceSupervisor
+    let resourceBook: ResourceBook
 
     package init(configuration: Configuration) {
         self.configuration = configuration
+        resourceBook = ResourceBook(stateDirectory: configuration.stateDirectory)
+        resources = ResourceSupervisor(book: resourceBook)
     }
 
     /// Opens every session the daemon kept (those with settings; sessions of `haul get` or of
@@ -93,6 +98,7 @@ package actor SessionHost {
     /// stay as they are, for the next start.
     package func shutdown() async {
         isShutDown = true
+        await resources.stop()
         let all = managers.values
         managers = [:]
         await withTaskGroup(of: Void.self) { group in
@@ -128,6 +134,11 @@ package actor SessionHost {
             let manager = try await task.value
             managers[session] = manager
             settingsCache[session] = effective
+            // Resources of this session whose finishing step is owed (after a restart, or
+            // a reopen that ended the watchers on the old manager).
+            for entry in resourceBook.entries() where entry.session == session {
+                await resources.supervise(entry, manager: manager)
+            }
             return manager
         } catch {
             throw Self.haulError(error)

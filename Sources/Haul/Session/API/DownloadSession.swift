@@ -40,6 +40,15 @@ public protocol DownloadSession: Actor {
     /// URL, directory, file name and checksums): `.continue` it, or `.addAnew`.
     func add(_ requests: [DownloadRequest], toGroup name: String, ifPresent policy: ExistingDownloadPolicy) async throws(HaulError) -> DownloadGroup
 
+    /// Adds a resource made of shards as one group in `directory`: an HLS playlist (every
+    /// segment, initialization section and key of one variant and its renditions, and a local
+    /// playlist that plays offline) or a Metalink 4 document (its files from their mirrors, with
+    /// their hashes and piece hashes checked). `source` is an http(s) URL, or a local file in
+    /// process. The session runs the finishing step when the group completes, whether or not
+    /// the app is still there. Throws for a document it refuses (live playlists, URIs that leave
+    /// the directory, documents over the limits in `docs/playlists.md`).
+    func addResource(_ source: URL, toGroup name: String, in directory: URL, options: ResourceOptions) async throws(HaulError) -> DownloadGroup
+
     /// The handle of a download of this session; throws `.unknownDownload` when there is none.
     func download(_ id: DownloadID) async throws(HaulError) -> Download
 

@@ -24,6 +24,31 @@ extension BackgroundSession {
         return DownloadGroup(name: name, session: self)
     }
 
+    /// Adds the resource in the daemon, which fetches the document, plans it and runs its
+    /// finishing step when the group completes, after a restart too. `source` must be an
+    /// http(s) URL over TCP; `directory` must be one the daemon may write to.
+    @discardableResult
+    public func addResource(
+        _ source: URL, toGroup name: String, in directory: URL, options: ResourceOptions = ResourceOptions()
+    ) async throws(HaulError) -> DownloadGroup {
+        let request = ResourceRequest(
+            directory: directory.standardizedFileURL.path, kind: options.kind?.rawValue, variant: options.variant,
+            join: options.join, allowKeyHosts: options.allowsKeysOnOtherHosts, headers: options.headers)
+        let text = source.isFileURL ? source.path : source.absoluteString
+        let _: JSONRPCAnyResult = try await call("haul.addResource", identifier, name, text, request, retrying: false)
+        return DownloadGroup(name: name, session: self)
+    }
+
+    /// The options of `haul.addResource`, as the daemon reads them.
+    struct ResourceRequest: Encodable, Sendable {
+        let directory: String
+        let kind: String?
+        let variant: String?
+        let join: Bool
+        let allowKeyHosts: Bool
+        let headers: [HeaderField]
+    }
+
     public func download(_ id: DownloadID) async throws(HaulError) -> Download {
         _ = try await info(id)
         return Download(id: id, session: self)
@@ -81,4 +106,9 @@ extension BackgroundSession {
         let wait = waiting ? Int(configuration.eventPollWait.components.seconds * 1000) : 0
         return try await client.call("haul.events", identifier, sequence, wait, limit)
     }
+}
+
+/// A JSON-RPC result whose content the caller does not need (any JSON value is accepted).
+struct JSONRPCAnyResult: Decodable, Sendable {
+    init(from decoder: any Decoder) throws {}
 }

@@ -1,0 +1,106 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// nginx serving a directory over plain HTTP on 127.0.0.1, for tests that need a real web
+/// server (HLS made by ffmpeg, Metalink mirrors, aria2c against the same files): `www/` is the
+/// root, HLS and Metalink files get their registered content types, `/slow/` serves the same
+/// root at `slowRate` bytes per second, and the access log records each request's URI, status
+/// and body bytes. `scripts/test` installs nginx when missing.
+public struct NginxStatic: Sendable {
+    public let directory: URL
+    public let port: Int
+    private let process: ChildProcess
+    private let termination: Task<Int32, Never>
+
+    /// The served root.
+    public var root: URL { directory.appendingPathComponent("www", isDirectory: true) }
+
+    public func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
+
+    /// Access log lines as `(uri, status, bytes)`, in order.
+    public func accessLog() -> [(uri: String, status: Int, bytes: Int)] {
+        let text = (try? String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count == 3, let status = Int(fields[1]), let bytes = Int(fields[2]) else { return nil }
+            return (String(fields[0]), status, bytes)
+        }
+    }
+
+    /// Starts nginx; `slowRate` is the per-connection rate of `/slow/` (nginx `limit_rate`).
+    public static func start(slowRate: String = "16k") async throws -> NginxStatic {
+        guard let nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
+            throw NginxError("nginx is not installed; run scripts/test, which installs it")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-nginx-\(UUID().uuidString)", isDirectory: true)
+        for sub in ["www", "tmp"] {
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent(sub), withIntermediateDirectories: true)
+        }
+        let port = try LoopbackPort.free()
+        let path = directory.path
+        let config = """
+            daemon off;
+            master_process off;
+            worker_processes 1;
+            pid \(path)/nginx.pid;
+            error_log \(path)/error.log;
+            events { worker_connections 256; }
+            http {
+                types {
+                    application/vnd.apple.mpegurl m3u8;
+                    video/mp2t ts;
+                    video/mp4 mp4 m4s;
+                    application/metalink4+xml meta4;
+                    application/octet-stream bin key;
+                }
+                default_type application/octet-stream;
+                log_format brief '$uri $status $body_bytes_sent';
+                access_log \(path)/access.log brief;
+                client_body_temp_path \(path)/tmp/body;
+                proxy_temp_path \(path)/tmp/proxy;
+                fastcgi_temp_path \(path)/tmp/fastcgi;
+                uwsgi_temp_path \(path)/tmp/uwsgi;
+                scgi_temp_path \(path)/tmp/scgi;
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(path)/www;
+                    location /slow/ {
+                        alias \(path)/www/;
+                        limit_rate \(slowRate);
+                    }
+                    location /typed/ {
+                        alias \(path)/www/;
+                        default_type application/x-mpegURL;
+                    }
+                }
+            }
+            """
+        try config.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+        let process = try ChildProcess(executable: nginx, arguments: ["-p", path, "-c", "\(path)/nginx.conf", "-e", "\(path)/error.log"])
+        let termination = process.terminationTask()
+        let server = NginxStatic(directory: directory, port: port, process: process, termination: termination)
+        if try await LoopbackPort.waitUntilAccepting(port) { return server }
+        await server.stop()
+        let log = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
+        throw NginxError("nginx did not listen within 10 s: \(log)")
+    }
+
+    /// Stops nginx (the files stay until `remove`).
+    public func stop() async {
+        process.send(SIGTERM)
+        _ = await termination.value
+    }
+
+    public func remove() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+public struct NginxError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
