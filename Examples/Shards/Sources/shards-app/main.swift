@@ -4,7 +4,7 @@ import Haul
 // The seeds' app: a lesson app that caches resources made of shards for offline use.
 //
 //   shards-app --base URL --downloads DIR --ledger FILE [--resources N] [--shards A,B,C]
-//              [--in-process STATE_DIR] [--daemon-state DIR] [--socket PATH]
+//              [--query Q] [--in-process STATE_DIR] [--daemon-state DIR] [--socket PATH]
 //
 // It adds each resource as a group (in order, 4 shards at once), and acts once when a resource
 // is complete: it checks every shard's file and writes "ready NAME COUNT" to its ledger. It can
@@ -20,6 +20,7 @@ struct Options {
     var inProcessState: URL?
     var daemonState: URL?
     var socket: String?
+    var query: String?
 
     init(_ arguments: [String]) throws {
         var iterator = arguments.dropFirst().makeIterator()
@@ -34,6 +35,7 @@ struct Options {
             case "--in-process": inProcessState = URL(fileURLWithPath: value, isDirectory: true)
             case "--daemon-state": daemonState = URL(fileURLWithPath: value, isDirectory: true)
             case "--socket": socket = value
+            case "--query": query = value
             default: throw UsageError("unknown option \(flag)")
             }
         }
@@ -81,9 +83,13 @@ func requests(for index: Int, count: Int, options: Options) -> [DownloadRequest]
     let directory = options.downloads.appendingPathComponent(resourceName(index), isDirectory: true)
     try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     return (0..<count).map { shard in
-        DownloadRequest(
-            url: options.base.appendingPathComponent("lesson\(index + 1)/shard-\(shard).bin"),
-            directory: directory, fileName: "shard-\(shard).bin")
+        // Each shard is `BASE/lessonN-shardK.bin`; `--query` adds a query to every URL, in which
+        // `{n}` stands for a number unique to the shard (a test server's content seed, say).
+        var text = options.base.appendingPathComponent("lesson\(index + 1)-shard\(shard).bin").absoluteString
+        if let query = options.query {
+            text += "?" + query.replacingOccurrences(of: "{n}", with: "\(index * 10_000 + shard)")
+        }
+        return DownloadRequest(url: URL(string: text)!, directory: directory, fileName: "shard-\(shard).bin")
     }
 }
 
