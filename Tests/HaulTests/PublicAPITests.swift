@@ -14,6 +14,13 @@ struct PublicAPITests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let listing = root.appendingPathComponent("api/Haul.txt")
 
+    /// Every public symbol has a doc comment (its own, or the protocol requirement's it implements).
+    @Test func everyPublicSymbolIsDocumented() throws {
+        let undocumented = try Self.symbolGraph().symbols.filter { ($0.docComment?.lines.isEmpty ?? true) }
+            .map { $0.pathComponents.joined(separator: ".") }.sorted()
+        #expect(undocumented.isEmpty, "public symbols without a doc comment:\n\(undocumented.joined(separator: "\n"))")
+    }
+
     /// The public symbols of the module as built match the checked-in listing.
     @Test func publicSurfaceMatchesTheListing() throws {
         let current = try Self.publicSymbols()
@@ -46,6 +53,16 @@ struct PublicAPITests {
 
     /// `path: declaration` for every public symbol of `Haul`, sorted, one per line.
     static func publicSymbols() throws -> [String] {
+        let lines = try symbolGraph().symbols.map { symbol in
+            let declaration = symbol.declarationFragments.map(\.spelling).joined()
+                .split(whereSeparator: \.isNewline).joined(separator: " ")
+            return symbol.pathComponents.joined(separator: ".") + ": " + declaration
+        }
+        return Set(lines).sorted()
+    }
+
+    /// The module's public symbol graph, as the compiler extracts it.
+    static func symbolGraph() throws -> SymbolGraph {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("haul-api-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: output) }
@@ -62,13 +79,7 @@ struct PublicAPITests {
             throw ExtractionFailure(message: String(decoding: message, as: UTF8.self))
         }
         let data = try Data(contentsOf: output.appendingPathComponent("Haul.symbols.json"))
-        let graph = try JSONDecoder().decode(SymbolGraph.self, from: data)
-        let lines = graph.symbols.map { symbol in
-            let declaration = symbol.declarationFragments.map(\.spelling).joined()
-                .split(whereSeparator: \.isNewline).joined(separator: " ")
-            return symbol.pathComponents.joined(separator: ".") + ": " + declaration
-        }
-        return Set(lines).sorted()
+        return try JSONDecoder().decode(SymbolGraph.self, from: data)
     }
 
     /// The module search paths of this build: its modules, the module maps SwiftPM wrote for
@@ -120,8 +131,13 @@ struct PublicAPITests {
     struct SymbolGraph: Decodable {
         struct Symbol: Decodable {
             struct Fragment: Decodable { let spelling: String }
+            struct DocComment: Decodable {
+                struct Line: Decodable { let text: String }
+                let lines: [Line]
+            }
             let pathComponents: [String]
             let declarationFragments: [Fragment]
+            let docComment: DocComment?
         }
         let symbols: [Symbol]
     }

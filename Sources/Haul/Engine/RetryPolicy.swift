@@ -34,6 +34,7 @@ public struct RetryPolicy: Sendable, Hashable {
     /// Upper bound of the backoff while waiting. Default 60 s.
     public var waitingMaxDelay: Duration
 
+    /// A policy; every default is stated on its property.
     public init(
         maxRetries: Int = 5,
         baseDelay: Duration = .seconds(1),

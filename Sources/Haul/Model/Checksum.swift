@@ -2,7 +2,14 @@
 public struct Checksum: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The hash functions Haul computes while streaming.
     public enum Algorithm: String, Hashable, Sendable, Codable, CaseIterable {
-        case md5, sha1, sha256, sha512
+        /// MD5 (128 bits): only to match what a server publishes; not a security check.
+        case md5
+        /// SHA-1 (160 bits): only to match what a server publishes; not a security check.
+        case sha1
+        /// SHA-256 (256 bits).
+        case sha256
+        /// SHA-512 (512 bits).
+        case sha512
 
         /// Length of the digest in hex characters.
         public var hexLength: Int {
@@ -21,6 +28,7 @@ public struct Checksum: Hashable, Sendable, Codable, CustomStringConvertible {
         }
     }
 
+    /// The digest's algorithm.
     public let algorithm: Algorithm
     /// Lowercase hex digest.
     public let hex: String

@@ -10,6 +10,7 @@ public struct DownloadID: Hashable, Sendable, Comparable, CustomStringConvertibl
     /// The 64-bit value behind the ID.
     public let rawValue: UInt64
 
+    /// The ID with this 64-bit value.
     public init(rawValue: UInt64) { self.rawValue = rawValue }
 
     /// Parses 16 hex characters; returns nil for anything else.

@@ -3,10 +3,13 @@ import Foundation
 /// A snapshot of one download, as returned by `DownloadManager.info(_:)` and in events.
 public struct DownloadInfo: Sendable, Hashable, Identifiable {
     public let id: DownloadID
+    /// The request, as the session keeps it (its directory made absolute).
     public var request: DownloadRequest
+    /// Where the download is in its life.
     public var state: DownloadState
     /// The group the download belongs to, if any.
     public var group: String?
+    /// Bytes written so far, bytes expected, speed.
     public var progress: TransferProgress
     /// The URL the bytes actually came from, after redirects (nil until a response arrived).
     public var finalURL: URL?

@@ -14,9 +14,12 @@ public enum ConflictPolicy: String, Sendable, Hashable, Codable, CaseIterable {
 
 /// One HTTP header to send with a request.
 public struct HeaderField: Hashable, Sendable, Codable {
+    /// The header's name, e.g. `Authorization`.
     public var name: String
+    /// The header's value.
     public var value: String
 
+    /// A header, sent as `name: value` (checked when the request is added).
     public init(name: String, value: String) {
         self.name = name
         self.value = value
@@ -81,6 +84,7 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
     /// (the daemon's `haul.add`) an ISO 8601 date: `"2026-12-01T18:00:00Z"`.
     public var waitDeadline: Date?
 
+    /// A request; every default is stated on its property.
     public init(
         url: URL,
         directory: URL,

@@ -3,11 +3,13 @@
 public struct SessionSettings: Sendable, Hashable, Codable {
     /// Downloads of the session fetching at once.
     public var maxConcurrentDownloads: Int
+    /// Downloads of the session fetching at once from one host; nil for no such limit.
     public var maxDownloadsPerHost: Int?
     /// With `.sequential`, no download of a later group starts while one of an earlier group
     /// is queued or running: group A finishes before group B starts.
     public var groupOrder: GroupOrder
 
+    /// Settings: 4 downloads at once, no per-host limit, groups interleaved, unless given.
     public init(maxConcurrentDownloads: Int = 4, maxDownloadsPerHost: Int? = nil, groupOrder: GroupOrder = .interleaved) {
         self.maxConcurrentDownloads = maxConcurrentDownloads
         self.maxDownloadsPerHost = maxDownloadsPerHost

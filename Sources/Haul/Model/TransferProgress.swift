@@ -7,6 +7,7 @@ public struct TransferProgress: Sendable, Hashable {
     /// Smoothed transfer rate in bytes per second.
     public var bytesPerSecond: Double
     
+    /// A progress value.
     public init(completedBytes: Int64 = 0, expectedBytes: Int64? = nil, bytesPerSecond: Double = 0) {
         self.completedBytes = completedBytes
         self.expectedBytes = expectedBytes

@@ -91,6 +91,7 @@ extension DownloadManager {
         /// Tests only: makes writes fail (see `WriteFault`).
         var writeFault: WriteFault?
 
+        /// A configuration; every default is stated on its property.
         public init(
             maxConcurrentDownloads: Int = 4,
             maxDownloadsPerHost: Int? = nil,

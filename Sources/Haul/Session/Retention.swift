@@ -31,6 +31,7 @@ extension DownloadManager {
         /// store grow for ever. Default 100,000.
         public var maxKeptEvents: Int
 
+        /// A rule; every default is stated on its property (`maxKeptEvents` at least 1).
         public init(
             maxFinished: Int? = 1_000, maxAge: Duration? = nil, loadsEarlierFinished: Bool = true,
             abandonsUnfinishedAfter: Duration? = nil, maxKeptEvents: Int = 100_000

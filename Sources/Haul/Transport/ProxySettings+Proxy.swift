@@ -19,12 +19,16 @@ extension ProxySettings {
             public var isSOCKS: Bool { self != .http }
         }
 
+        /// HTTP (with `CONNECT`), SOCKS5 or SOCKS5 with names resolved at the proxy.
         public var kind: Kind
+        /// The proxy's host name or address.
         public var host: String
+        /// The proxy's port.
         public var port: Int
         /// Sent as Basic `Proxy-Authorization` to an http proxy. A SOCKS proxy with credentials
         /// cannot be used (`problem`).
         public var username: String?
+        /// The password for `username` (HTTP proxies only).
         public var password: String?
 
         /// Parses a proxy URL, or nil when `parse` would refuse it.
@@ -33,6 +37,7 @@ extension ProxySettings {
             self = proxy
         }
 
+        /// A proxy at `host:port`; credentials for HTTP proxies only.
         public init(host: String, port: Int, username: String? = nil, password: String? = nil, kind: Kind = .http) {
             self.kind = kind
             self.host = host

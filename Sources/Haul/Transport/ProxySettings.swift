@@ -19,6 +19,7 @@ public struct ProxySettings: Sendable, Hashable {
     /// and `*` matches every host. As curl's `no_proxy`.
     public var noProxy: [String]
 
+    /// Proxies for http and https URLs, and the hosts reached directly.
     public init(http: Proxy? = nil, https: Proxy? = nil, noProxy: [String] = []) {
         self.http = http
         self.https = https

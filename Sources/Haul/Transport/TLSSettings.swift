@@ -19,6 +19,7 @@ public struct TLSSettings: Sendable, Hashable {
     /// The client certificate's private key (PEM). Default: looked for in `clientCertificateFile`.
     public var privateKeyFile: String?
 
+    /// Settings; every default is stated on its property.
     public init(
         caCertificateFile: String? = nil, verifiesCertificates: Bool = true,
         clientCertificateFile: String? = nil, privateKeyFile: String? = nil

@@ -37,8 +37,10 @@ func readmeSnippet2() async throws {
     do {
         let file = try await video.value                 // waits through pauses and retries
         print("play", file.url.path, "sha256 verified:", file.checksums)
-    } catch let error as HaulError where error.code == .checksumMismatch {
-        print("the bytes did not match; the file was not placed:", error.message)
+    } catch {
+        // `value` throws HaulError: a code to act on, a message for people.
+        if error.code == .checksumMismatch { print("the bytes did not match; the file was not placed") }
+        print(error.code, error.message)
     }
     bar.cancel()
     await session.close()

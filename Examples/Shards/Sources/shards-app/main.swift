@@ -58,7 +58,7 @@ final class Ledger {
         let text = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
         lines = Set(text.split(separator: "\n").map(String.init))
         if !FileManager.default.fileExists(atPath: url.path) {
-            FileManager.default.createFile(atPath: url.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         }
     }
 
