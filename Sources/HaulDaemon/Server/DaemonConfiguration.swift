@@ -54,6 +54,12 @@ public struct DaemonConfiguration: Sendable {
     /// How long the servers may take to stop (finish requests, close WebSockets) before they
     /// are cancelled; the shutdown hook runs after that either way. Default: 15 seconds.
     public var shutdownTimeout: Duration
+    /// How many TCP connections are kept open, in all and per peer (see `ConnectionLimits`).
+    /// Default: `ConnectionLimits()`.
+    public var tcpConnections = ConnectionLimits()
+    /// How long an HTTP connection may stay silent, between requests or before its first one
+    /// is complete, before it is closed. Default: 30 seconds.
+    public var idleTimeout: Duration = .seconds(30)
 
     public init(
         socketPath: String? = nil,

@@ -1,0 +1,101 @@
+import Foundation
+import Haul
+import Testing
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Issue 25, item 4: idle TCP connections, which any local user can open without the secret,
+/// must not lock the daemon up.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct DaemonConnectionFloodTests {
+    static let secret = "flood-test-secret"
+    static let idleConnections = 1_100
+
+    /// A real daemon started with a soft open-file limit of 1,024, holding 1,100 idle TCP connections that never send a byte, answers getVersion on the unix socket within a second, and a client with the secret on TCP too.
+    @Test func idleConnectionsDoNotLockTheDaemonUp() async throws {
+        // This process holds the 1,100 connections: its own soft limit goes up to the hard one.
+        let limit = Self.raiseOwnFileLimit()
+        try #require(limit >= UInt64(Self.idleConnections + 200), "the test needs \(Self.idleConnections + 200) descriptors; the hard limit is \(limit)")
+        let directory = try ServerTestDirectory()
+        defer { directory.remove() }
+        let daemon = try DaemonTestProcess(
+            ["--socket", directory.child("haul.sock"), "--state-dir", directory.child("state"), "--rpc-listen-port", "0",
+             "--rpc-secret", Self.secret],
+            softFileLimit: 1024)
+        defer { daemon.send(SIGKILL) }
+        let (fields, lines) = try await daemon.waitForReady()
+        let tcp = try #require(fields["tcp"], "not ready: \(lines)")
+        let port = try #require(UInt16(tcp.split(separator: ":").last ?? ""))
+
+        var sockets: [Int32] = []
+        defer { for fd in sockets { close(fd) } }
+        for _ in 0..<Self.idleConnections {
+            sockets.append(try Self.connect(port: port))
+        }
+
+        let clock = ContinuousClock()
+        let start = clock.now
+        let version = try await withTimeout("getVersion on the unix socket", limit: .seconds(10)) {
+            try await withRPCClient(endpoint: .unixSocket(path: directory.child("haul.sock"))) { client in
+                try await client.call("aria2.getVersion", returning: AnyJSON.self)
+            }
+        }
+        let elapsed = start.duration(to: clock.now)
+        #expect(elapsed < .seconds(1), "getVersion on the unix socket took \(elapsed)")
+        _ = version
+        _ = try await withTimeout("getVersion on TCP with the secret", limit: .seconds(10)) {
+            try await withRPCClient(endpoint: .tcp(port: Int(port)), secret: Self.secret) { client in
+                try await client.call("aria2.getVersion", returning: AnyJSON.self)
+            }
+        }
+    }
+
+    /// Raises this process's soft open-file limit to its hard limit; returns the soft limit.
+    static func raiseOwnFileLimit() -> UInt64 {
+        #if canImport(Glibc)
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        #else
+        let resource = RLIMIT_NOFILE
+        #endif
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { return 0 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = min(limit.rlim_max, 65_536)
+            if setrlimit(resource, &raised) == 0 { limit = raised }
+        }
+        return UInt64(limit.rlim_cur)
+    }
+
+    /// A TCP connection to 127.0.0.1:`port` that sends nothing. Non-blocking: a daemon that
+    /// stopped accepting must fail the test, not hang it in `connect`.
+    static func connect(port: UInt16) throws -> Int32 {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw ServerTestTimeout(what: "a socket (errno \(errno))") }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { systemConnect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 || errno == EINPROGRESS else {
+            close(fd)
+            throw ServerTestTimeout(what: "a TCP connection (errno \(errno))")
+        }
+        return fd
+    }
+}
+
+#if canImport(Glibc)
+private let systemConnect = Glibc.connect
+#elseif canImport(Darwin)
+private let systemConnect = Darwin.connect
+#endif
