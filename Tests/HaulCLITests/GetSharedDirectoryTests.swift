@@ -41,24 +41,38 @@ import Testing
     @Test(arguments: [true, false]) func secondRunNeverWritesIntoTheFirstsPartFile(sameStateDirectory: Bool) async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in
-                let size = 2 << 20
-                let url = server.url("/file/twice.bin", ["size": "\(size)", "seed": "32", "rate": "\(1 << 20)"])
+                // 10 MiB at 2 MiB/s; the second run starts when the first has 6 MiB, as in the
+                // issue: a second run that took the part file over would leave a hole of zeros
+                // in the first one's file, which it would place with exit 0. The first has 2 s
+                // left, time enough for the second to reach the part file.
+                let size = 10 << 20
+                let url = server.url("/file/twice.bin", ["size": "\(size)", "seed": "32", "rate": "\(2 << 20)"])
                 let first = try HaulProcess(["get", "--json", url], in: directory.url)
-                try #require(await first.stdout.progress(reaching: 128 << 10) != nil)
+                try #require(await first.stdout.progress(reaching: 6 << 20) != nil)
                 let secondArguments = sameStateDirectory
                     ? ["get", url] : ["get", "--state-dir", directory.path + ".other-state", url]
                 defer { try? FileManager.default.removeItem(atPath: directory.path + ".other-state") }
-                let second = try await HaulProcess.run(secondArguments, in: directory.url)
+                let second = try HaulProcess(secondArguments, in: directory.url)
+                // What the first run placed, looked at the moment it exits: a second run that
+                // wrote into the same file could still be covering its own damage afterwards.
                 let firstResult = await first.result()
+                let placedByFirst = directory.contents(of: "twice.bin")
+                let secondResult = await second.result()
 
-                #expect(firstResult.status == 0, "stderr: \(firstResult.stderr)")
-                #expect(second.status == 8, "stdout: \(second.stdout) stderr: \(second.stderr)")
-                #expect(second.stderr.contains("another download"), "stderr: \(second.stderr)")
                 let expected = Checksums.content(seed: 32, size: size)
+                #expect(firstResult.status == 0, "stderr: \(firstResult.stderr)")
+                let zeroBlocks = placedByFirst.map { bytes in
+                    stride(from: 0, to: bytes.count, by: 4096).filter { bytes[$0..<min($0 + 4096, bytes.count)].allSatisfy { $0 == 0 } }.count
+                }
+                let placedRight = placedByFirst == expected
+                #expect(placedRight, "the first run placed a wrong file (\(zeroBlocks.map(String.init) ?? "no file"), all-zero 4 KiB blocks)")
+                #expect(secondResult.status == 8, "stdout: \(secondResult.stdout) stderr: \(secondResult.stderr)")
+                #expect(secondResult.stderr.contains("another download"), "stderr: \(secondResult.stderr)")
                 let placed = directory.names().filter { !$0.hasPrefix(".") }
                 #expect(placed == ["twice.bin"])
                 for name in placed {
-                    #expect(directory.contents(of: name) == expected, "\(name) is not the file")
+                    let right = directory.contents(of: name) == expected
+                    #expect(right, "\(name) is not the file")
                 }
                 #expect(directory.haulLeftovers().isEmpty)
             }

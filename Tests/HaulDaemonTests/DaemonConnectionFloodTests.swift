@@ -34,6 +34,10 @@ import Darwin
         for _ in 0..<Self.idleConnections {
             sockets.append(try Self.connect(port: port))
         }
+        // Every connection established (the kernel retries the handshakes its backlog dropped)
+        // before the daemon is asked anything: the flood must have arrived.
+        let established = try await Self.waitUntilEstablished(sockets, limit: .seconds(20))
+        #expect(established == Self.idleConnections, "only \(established) connections were established")
 
         let clock = ContinuousClock()
         let start = clock.now
@@ -50,6 +54,32 @@ import Darwin
                 try await client.call("aria2.getVersion", returning: AnyJSON.self)
             }
         }
+    }
+
+    /// Waits until every non-blocking `connect` of `sockets` has completed (writable), or
+    /// `limit` passed; returns how many did, successfully.
+    static func waitUntilEstablished(_ sockets: [Int32], limit: Duration) async throws -> Int {
+        let deadline = ContinuousClock.now + limit
+        var pending = sockets
+        var established = 0
+        while !pending.isEmpty, ContinuousClock.now < deadline {
+            var polls = pending.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+            _ = poll(&polls, nfds_t(polls.count), 100)
+            var still: [Int32] = []
+            for entry in polls {
+                if entry.revents == 0 {
+                    still.append(entry.fd)
+                    continue
+                }
+                var error: Int32 = 0
+                var length = socklen_t(MemoryLayout<Int32>.size)
+                _ = getsockopt(entry.fd, SOL_SOCKET, SO_ERROR, &error, &length)
+                if error == 0 { established += 1 }
+            }
+            pending = still
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return established
     }
 
     /// Raises this process's soft open-file limit to its hard limit; returns the soft limit.
