@@ -64,7 +64,7 @@ import Darwin
         var established = 0
         while !pending.isEmpty, ContinuousClock.now < deadline {
             var polls = pending.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
-            _ = poll(&polls, nfds_t(polls.count), 100)
+            _ = poll(&polls, nfds_t(polls.count), 0)
             var still: [Int32] = []
             for entry in polls {
                 if entry.revents == 0 {
@@ -77,7 +77,7 @@ import Darwin
                 if error == 0 { established += 1 }
             }
             pending = still
-            try await Task.sleep(for: .milliseconds(10))
+            if !still.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
         }
         return established
     }
