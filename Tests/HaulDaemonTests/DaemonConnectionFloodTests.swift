@@ -11,11 +11,14 @@ import Darwin
 /// must not lock the daemon up.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct DaemonConnectionFloodTests {
     static let secret = "flood-test-secret"
-    static let idleConnections = 1_100
+    /// More than the 1,100: on this project's machine a daemon of main held only about
+    /// 870 of 1,100 at once and stayed answerable, while 1,500 exhausted its 1,024 descriptors
+    /// (calls on the unix socket and on TCP timed out).
+    static let idleConnections = 1_500
 
-    /// A real daemon started with a soft open-file limit of 1,024, holding 1,100 idle TCP connections that never send a byte, answers getVersion on the unix socket within a second, and a client with the secret on TCP too.
+    /// A real daemon started with a soft open-file limit of 1,024, holding 1,500 idle TCP connections that never send a byte, answers getVersion on the unix socket within a second, and a client with the secret on TCP too.
     @Test func idleConnectionsDoNotLockTheDaemonUp() async throws {
-        // This process holds the 1,100 connections: its own soft limit goes up to the hard one.
+        // This process holds the connections: its own soft limit goes up to the hard one.
         let limit = Self.raiseOwnFileLimit()
         try #require(limit >= UInt64(Self.idleConnections + 200), "the test needs \(Self.idleConnections + 200) descriptors; the hard limit is \(limit)")
         let directory = try ServerTestDirectory()
@@ -31,13 +34,26 @@ import Darwin
 
         var sockets: [Int32] = []
         defer { for fd in sockets { close(fd) } }
-        for _ in 0..<Self.idleConnections {
-            sockets.append(try Self.connect(port: port))
+        // In batches of 100 (less than the listener's backlog of 256), each taken in by the
+        // daemon before the next (its open files stop changing, for at most 2 s): connections
+        // opened faster than it accepts them would overflow the backlog and wait for the
+        // kernel to retry their handshakes, and the flood would not have arrived yet when the
+        // daemon is asked. (The daemon may close some to make room: that is the point.)
+        let pid = daemon.child.pid
+        var held = Self.openFiles(pid: pid)
+        while sockets.count < Self.idleConnections {
+            for _ in 0..<min(100, Self.idleConnections - sockets.count) {
+                sockets.append(try Self.connect(port: port))
+            }
+            let deadline = ContinuousClock.now + .seconds(2)
+            var steady = 0
+            while steady < 3, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+                let now = Self.openFiles(pid: pid)
+                steady = now == held ? steady + 1 : 0
+                held = now
+            }
         }
-        // Every connection established (the kernel retries the handshakes its backlog dropped)
-        // before the daemon is asked anything: the flood must have arrived.
-        let established = try await Self.waitUntilEstablished(sockets, limit: .seconds(20))
-        #expect(established == Self.idleConnections, "only \(established) connections were established")
 
         let clock = ContinuousClock()
         let start = clock.now
@@ -47,7 +63,7 @@ import Darwin
             }
         }
         let elapsed = start.duration(to: clock.now)
-        #expect(elapsed < .seconds(1), "getVersion on the unix socket took \(elapsed)")
+        #expect(elapsed < .seconds(1), "getVersion on the unix socket took \(elapsed), with \(held) files open")
         _ = version
         _ = try await withTimeout("getVersion on TCP with the secret", limit: .seconds(10)) {
             try await withRPCClient(endpoint: .tcp(port: Int(port)), secret: Self.secret) { client in
@@ -56,30 +72,9 @@ import Darwin
         }
     }
 
-    /// Waits until every non-blocking `connect` of `sockets` has completed (writable), or
-    /// `limit` passed; returns how many did, successfully.
-    static func waitUntilEstablished(_ sockets: [Int32], limit: Duration) async throws -> Int {
-        let deadline = ContinuousClock.now + limit
-        var pending = sockets
-        var established = 0
-        while !pending.isEmpty, ContinuousClock.now < deadline {
-            var polls = pending.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
-            _ = poll(&polls, nfds_t(polls.count), 0)
-            var still: [Int32] = []
-            for entry in polls {
-                if entry.revents == 0 {
-                    still.append(entry.fd)
-                    continue
-                }
-                var error: Int32 = 0
-                var length = socklen_t(MemoryLayout<Int32>.size)
-                _ = getsockopt(entry.fd, SOL_SOCKET, SO_ERROR, &error, &length)
-                if error == 0 { established += 1 }
-            }
-            pending = still
-            if !still.isEmpty { try await Task.sleep(for: .milliseconds(20)) }
-        }
-        return established
+    /// How many files process `pid` has open (0 where /proc does not tell).
+    static func openFiles(pid: Int32) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
     }
 
     /// Raises this process's soft open-file limit to its hard limit; returns the soft limit.
