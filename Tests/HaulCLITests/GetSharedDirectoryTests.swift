@@ -37,7 +37,7 @@ import Testing
         }
     }
 
-    /// Two runs of the same command at once, sharing a state directory or each with its own: the second finds the part file locked by the first and fails with a clear message (exit 8) without touching it; the first places the exact file. No run places a wrong file.
+    /// Two runs of the same command at once, sharing a state directory or each with its own: the second finds the part file locked by the first and fails with a clear message (exit 8) without touching it (or, if it comes too late for that, fetches a copy of its own); the first places the exact file. No run places a wrong file.
     @Test(arguments: [true, false]) func secondRunNeverWritesIntoTheFirstsPartFile(sameStateDirectory: Bool) async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in
@@ -66,10 +66,17 @@ import Testing
                 }
                 let placedRight = placedByFirst == expected
                 #expect(placedRight, "the first run placed a wrong file (\(zeroBlocks.map(String.init) ?? "no file"), all-zero 4 KiB blocks)")
-                #expect(secondResult.status == 8, "stdout: \(secondResult.stdout) stderr: \(secondResult.stderr)")
-                #expect(secondResult.stderr.contains("another download"), "stderr: \(secondResult.stderr)")
+                // The second run found the part file locked and wrote nothing (exit 8); or, on a
+                // machine so loaded that it reached the part file only after the first had placed
+                // it, it fetched a copy of its own. Either way no run placed a wrong file.
                 let placed = directory.names().filter { !$0.hasPrefix(".") }
-                #expect(placed == ["twice.bin"])
+                if secondResult.status == 8 {
+                    #expect(secondResult.stderr.contains("another download"), "stderr: \(secondResult.stderr)")
+                    #expect(placed == ["twice.bin"])
+                } else {
+                    #expect(secondResult.status == 0, "stdout: \(secondResult.stdout) stderr: \(secondResult.stderr)")
+                    #expect(placed == ["twice (1).bin", "twice.bin"])
+                }
                 for name in placed {
                     let right = directory.contents(of: name) == expected
                     #expect(right, "\(name) is not the file")
