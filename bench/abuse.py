@@ -9,13 +9,13 @@ service (the daemon raises it to the hard limit itself), then runs these phases 
 
   baseline     nothing but the normal clients, 3 s
   idle         1,100 TCP connections opened and held open without sending a byte, 5 s
-  half-open    10,000 TCP connections, each sending the start of a request head and then
-               nothing, held 5 s
   websockets   300 WebSockets held open, each sending tellActive once a second, 5 s
   batch        100 bodies, each a JSON-RPC batch of 100,000 calls (1.5 MB: the shortest calls, so
                that the body is under the 2 MiB limit and the batch limit is what answers)
   big bodies   10 HTTP bodies of 3 MiB, then one 3 MiB WebSocket message
   secrets      10,000 requests with a wrong secret, 50 connections at once
+  half-open    10,000 TCP connections, each sending the start of a request head and then
+               nothing, held 5 s (last: the backlog they leave takes the daemon a while to drain)
   after        nothing but the normal clients again, 70 s: wrong secrets are forgiven after
                60 s without one (SecretThrottle), so the TCP client is shown recovering
 
@@ -296,11 +296,11 @@ def main():
         phases = [
             ("baseline", lambda: quiet(3)),
             ("1,100 idle TCP connections", lambda: idle_connections(port)),
-            ("10,000 half-open requests", lambda: half_open(port)),
             ("300 WebSockets", lambda: websockets_phase(port)),
             ("100,000-call batch ×100", lambda: batch_phase(port)),
             ("3 MiB bodies ×10, 1 WS message", lambda: big_bodies(port)),
             ("10,000 wrong secrets", lambda: wrong_secrets(port)),
+            ("10,000 half-open requests", lambda: half_open(port)),
             ("after, 0–5 s", lambda: quiet(5)),
             ("after, 5–65 s", lambda: quiet(60)),
             ("after, 65–70 s", lambda: quiet(5)),

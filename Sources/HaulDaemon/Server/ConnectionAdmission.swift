@@ -15,12 +15,12 @@ public struct ConnectionLimits: Sendable, Hashable {
     /// open-file limit (at least 64, at most 4,096), which leaves the rest for part files,
     /// the store and the unix socket.
     public var total: Int?
-    /// TCP connections open at once from one peer address. Default: 256. Every local client
+    /// TCP connections open at once from one peer address. Default: 1,024. Every local client
     /// is 127.0.0.1, so for them it is the total that counts; with `--rpc-listen-all` it keeps
     /// one remote host from taking every slot.
     public var perPeer: Int
 
-    public init(total: Int? = nil, perPeer: Int = 256) {
+    public init(total: Int? = nil, perPeer: Int = 1024) {
         self.total = total
         self.perPeer = perPeer
     }
