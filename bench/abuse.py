@@ -4,15 +4,18 @@
 Usage: abuse.py HAUL
 
 Starts HAUL as a daemon on a fresh state directory (TCP on a free port of 127.0.0.1, a unix
-socket, a known secret), then runs these phases one after another:
+socket, a known secret), with a soft open-file limit of 1,024 as systemd and most shells give a
+service (the daemon raises it to the hard limit itself), then runs these phases one after another:
 
   baseline     nothing but the normal clients, 3 s
-  idle         1,000 TCP connections opened and held open without sending a byte, 5 s
+  idle         1,100 TCP connections opened and held open without sending a byte, 5 s
   websockets   300 WebSockets held open, each sending tellActive once a second, 5 s
   batch        100 bodies, each a JSON-RPC batch of 100,000 calls (1.5 MB: the shortest calls, so
                that the body is under the 2 MiB limit and the batch limit is what answers)
   big bodies   10 HTTP bodies of 3 MiB, then one 3 MiB WebSocket message
   secrets      10,000 requests with a wrong secret, 50 connections at once
+  half-open    10,000 TCP connections, each sending the start of a request head and then
+               nothing, held 5 s (last: the backlog they leave takes the daemon a while to drain)
   after        nothing but the normal clients again, 70 s: wrong secrets are forgiven after
                60 s without one (SecretThrottle), so the TCP client is shown recovering
 
@@ -81,6 +84,12 @@ class HTTPConnection:
         self.writer.close()
 
 
+def service_fd_limit():
+    """In the daemon's process before it starts: the soft limit a service usually gets."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(1024, hard), hard))
+
+
 def call_body(token):
     body = dict(TELL_ACTIVE)
     body["params"] = [f"token:{token}"] if token else []
@@ -131,13 +140,27 @@ async def probe(pid, port, socket_path, samples_path, stop_path):
 
 # ---- the abusers ------------------------------------------------------------------------------
 
-async def idle_connections(port, count=1000, hold=5.0):
-    connections = await asyncio.gather(*(asyncio.open_connection("127.0.0.1", port) for _ in range(count)))
+async def idle_connections(port, count=1100, hold=5.0, opening=b""):
+    """`count` connections held `hold` seconds, each sending `opening` (nothing by default)."""
+    async def connect():
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            return None
+        if opening:
+            writer.write(opening)
+        return reader, writer
+
+    connections = [c for c in await asyncio.gather(*(connect() for _ in range(count))) if c]
     await asyncio.sleep(hold)
     open_after = sum(1 for reader, _ in connections if not reader.at_eof())
     for _, writer in connections:
         writer.close()
-    return f"{count} opened, {open_after} still open after {hold:.0f} s"
+    return f"{len(connections)} of {count} opened, {open_after} still open after {hold:.0f} s"
+
+
+def half_open(port):
+    return idle_connections(port, count=10_000, opening=b"POST /jsonrpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
 
 
 async def websockets_phase(port, count=300, hold=5.0):
@@ -259,7 +282,7 @@ def main():
     daemon = subprocess.Popen(
         [haul, "daemon", "--socket", socket_path, "--state-dir", state, "--rpc-listen-port", "0",
          "--rpc-secret", SECRET, "--dir", downloads, "--log-level", "error"],
-        stderr=subprocess.PIPE, text=True)
+        stderr=subprocess.PIPE, text=True, preexec_fn=service_fd_limit)
     probe_process = None
     try:
         ready = daemon.stderr.readline()
@@ -272,11 +295,12 @@ def main():
             [sys.executable, __file__, "--probe", str(daemon.pid), str(port), socket_path, samples_path, stop_path])
         phases = [
             ("baseline", lambda: quiet(3)),
-            ("1,000 idle TCP connections", lambda: idle_connections(port)),
+            ("1,100 idle TCP connections", lambda: idle_connections(port)),
             ("300 WebSockets", lambda: websockets_phase(port)),
             ("100,000-call batch ×100", lambda: batch_phase(port)),
             ("3 MiB bodies ×10, 1 WS message", lambda: big_bodies(port)),
             ("10,000 wrong secrets", lambda: wrong_secrets(port)),
+            ("10,000 half-open requests", lambda: half_open(port)),
             ("after, 0–5 s", lambda: quiet(5)),
             ("after, 5–65 s", lambda: quiet(60)),
             ("after, 65–70 s", lambda: quiet(5)),

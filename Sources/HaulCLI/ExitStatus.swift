@@ -34,7 +34,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .httpStatus: "the server answered with an HTTP error status"
         case .checksumMismatch: "checksum mismatch: the bytes are not the expected ones"
         case .serverMisbehaved: "the server misbehaved: wrong length or unusable response"
-        case .fileExists: "the file exists and --conflict is fail"
+        case .fileExists: "the file exists and --conflict is fail, or another haul writes it"
         case .redirect: "redirect problem: too many, a loop, or an unsupported target"
         case .daemonAlreadyRunning: "haul daemon: another daemon holds the socket or state directory"
         case .cannotListen: "haul daemon: cannot listen (port in use, socket path unusable)"

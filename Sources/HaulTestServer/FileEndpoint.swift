@@ -48,8 +48,9 @@ struct FileEndpoint: Sendable {
         let contentSeed = options.seed &+ UInt64(version)
         var headers = HTTPFields()
         headers[.contentType] = "application/octet-stream"
+        let etagMode = options.etagMode(forVersion: version)
         let etag: String? =
-            switch options.etag {
+            switch etagMode {
             case .strong: "\"s\(options.seed)-v\(version)-\(options.size)\""
             case .weak: "W/\"s\(options.seed)-v\(version)-\(options.size)\""
             case .none: nil
@@ -75,14 +76,15 @@ struct FileEndpoint: Sendable {
             headers[.acceptRanges] = "bytes"
             var range = RangeRequest(header: request.headers[.range], length: options.size)
             if range != .whole, options.ifRange, let ifRange = request.headers[.ifRange],
-                !IfRange.matches(ifRange, etag: etag, weakETag: options.etag == .weak, lastModified: lastModified)
+                !IfRange.matches(ifRange, etag: etag, weakETag: etagMode == .weak, lastModified: lastModified)
             {
                 range = .whole
             }
             switch range {
             case .whole:
                 break
-            case .partial(let bytes):
+            case .partial(let asked):
+                let bytes = asked.lowerBound..<min(asked.upperBound, asked.lowerBound + (options.maxRange ?? asked.count))
                 status = .partialContent
                 headers[.contentRange] = "bytes \(bytes.lowerBound)-\(bytes.upperBound - 1)/\(options.size)"
                 source = .content(seed: contentSeed, offset: bytes.lowerBound)

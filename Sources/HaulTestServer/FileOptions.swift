@@ -17,6 +17,10 @@ struct FileOptions: Sendable {
     var key: String?
     /// `etag=strong|weak|none`. Default strong.
     var etag = ETagMode.strong
+    /// `changedETag=strong|weak|none`: how the ETag is sent once the content changed (version 1
+    /// and later, see `changeAfter=`), like a server whose new file comes without a strong
+    /// validator. Default: as `etag=`.
+    var changedETag: ETagMode?
     /// `lm=1|0`: send Last-Modified. Default 1.
     var lastModified = true
     /// `ranges=1|0`: honour Range/If-Range and send `Accept-Ranges: bytes`. Default 1.
@@ -24,6 +28,10 @@ struct FileOptions: Sendable {
     /// `rangesFor=K`: honour ranges on the key's first K requests only; later ones ignore Range
     /// and get the whole file (200), like a server whose replicas differ. Default: every request.
     var rangesFor: Int?
+    /// `maxRange=N`: a range is answered with at most N bytes from its start, and a
+    /// Content-Range that says so: an honest short `206`, as servers that cap ranges send.
+    /// Default: the whole range.
+    var maxRange: Int?
     /// `ifRange=1|0`: honour `If-Range`. With 0 a range is served whatever validator `If-Range`
     /// names (or however little the response carries), like a careless mirror. Default 1.
     var ifRange = true
@@ -83,6 +91,10 @@ struct FileOptions: Sendable {
             guard let mode = ETagMode(rawValue: etag) else { throw InvalidParameter(name: "etag", value: etag) }
             self.etag = mode
         }
+        if let changed = query["changedETag"] {
+            guard let mode = ETagMode(rawValue: changed) else { throw InvalidParameter(name: "changedETag", value: changed) }
+            self.changedETag = mode
+        }
         self.lastModified = try Self.flag("lm", query) ?? true
         self.ranges = try Self.flag("ranges", query) ?? true
         self.ifRange = try Self.flag("ifRange", query) ?? true
@@ -99,6 +111,7 @@ struct FileOptions: Sendable {
         self.drop = try Self.integer("drop", query, minimum: 0)
         self.dropTimes = try Self.integer("dropTimes", query, minimum: 0)
         self.rangesFor = try Self.integer("rangesFor", query, minimum: 0)
+        self.maxRange = try Self.integer("maxRange", query, minimum: 1)
         self.stall = try Self.integer("stall", query, minimum: 1)
         self.rate = try Self.integer("rate", query, minimum: 1)
         self.rateStart = try Self.integer("rateStart", query, minimum: 0)
@@ -107,6 +120,11 @@ struct FileOptions: Sendable {
         self.gzip = try Self.flag("gzip", query) ?? false
         self.disposition = query.bytes("disposition")
         self.chunkSize = try Self.integer("chunkSize", query, minimum: 1)
+    }
+
+    /// How the ETag of content version `version` is sent.
+    func etagMode(forVersion version: Int) -> ETagMode {
+        version > 0 ? (changedETag ?? etag) : etag
     }
 
     /// The status for the `ordinal`-th (1-based) request to the key.

@@ -14,12 +14,19 @@ final class DaemonTestProcess: Sendable {
     private let termination: Task<Int32, Never>
     private let watchdog: Task<Bool, Never>
 
-    /// Starts `haul daemon ARGUMENTS`; killed if still running after `timeout`.
-    init(_ arguments: [String], timeout: Duration = .seconds(120)) throws {
+    /// Starts `haul daemon ARGUMENTS`; killed if still running after `timeout`. With
+    /// `softFileLimit`, it starts with that soft limit on open files (as many systems start
+    /// services: 1,024), set by a shell that then becomes the daemon.
+    init(_ arguments: [String], timeout: Duration = .seconds(120), softFileLimit: Int? = nil) throws {
         guard let binary = Self.binary else {
             throw ChildProcessError("the haul binary was not found; run `swift build` first (or set HAUL_BINARY)")
         }
-        child = try ChildProcess(executable: binary, arguments: ["daemon"] + arguments)
+        if let softFileLimit {
+            child = try ChildProcess(
+                executable: "/bin/sh", arguments: ["-c", "ulimit -Sn \(softFileLimit) && exec \"$0\" \"$@\"", binary, "daemon"] + arguments)
+        } else {
+            child = try ChildProcess(executable: binary, arguments: ["daemon"] + arguments)
+        }
         lines = LineProcess.lines(of: child.stderr)
         // Nothing reads standard output: drain it so that the child never blocks on it.
         let stdout = child.stdout

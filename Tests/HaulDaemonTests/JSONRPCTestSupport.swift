@@ -210,6 +210,8 @@ struct Aria2Fixture: Sendable {
             var configuration = RPCTest.fastConfiguration(maxConcurrent: maxConcurrent)
             transfers.apply(to: &configuration, sharing: SpeedLimiter(bytesPerSecond: transfers.maxOverallDownloadLimit))
             if let retry { configuration.retry = retry }
+            // As `haul daemon` has it (DaemonAssembly).
+            configuration.refusesLinksInDirectories = true
             let manager = DownloadManager(configuration: configuration)
             let requests = NIOLockedValueBox<[Bool]>([])
             let service = try Aria2Service(manager: manager, configuration: Aria2Configuration(

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import Crypto
 import Testing
 @testable import Haul
@@ -46,6 +47,21 @@ struct FileNamingTests {
         #expect(throws: Never.self) { try FileNaming.validateUserFileName("fine.txt") }
     }
 
+    /// Issue 25: every bidirectional control (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) is removed from a server's name, so that `evil\u{202E}txt.exe` cannot show as "evilexe.txt"; a user's name with one is refused, not changed.
+    @Test func bidirectionalControls() {
+        let controls: [UInt32] = [0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E, 0x200F, 0x061C]
+        for value in controls {
+            let control = String(Character(Unicode.Scalar(value)!))
+            #expect(FileNaming.sanitize("evil\(control)txt.exe") == "eviltxt.exe", "U+\(String(value, radix: 16))")
+            #expect(throws: HaulError.self) { try FileNaming.validateUserFileName("evil\(control)txt.exe") }
+        }
+        let disposition = "attachment; filename*=UTF-8''evil%E2%80%AEtxt.exe"
+        #expect(FileNaming.resolveName(
+            requested: nil, contentDisposition: disposition, originalURL: URL(string: "http://h/f")!, finalURL: nil) == "eviltxt.exe")
+        #expect(FileNaming.resolveName(
+            requested: nil, contentDisposition: nil, originalURL: URL(string: "http://h/evil%E2%80%AEtxt.exe")!, finalURL: nil) == "eviltxt.exe")
+    }
+
     /// Long names are cut to 255 bytes keeping the extension.
     @Test func longNames() {
         let long = String(repeating: "é", count: 200) + ".tar"
@@ -73,29 +89,35 @@ struct PlacementTests {
         #expect(Placement.numbered("README", 3) == "README (3)")
     }
 
+    /// An open part file holding `text`, as a verified transfer hands it to placement.
+    func part(_ text: String, _ key: String, in dir: String) throws -> PartFile {
+        var part = PartFile(directory: dir, key: key)
+        try part.open(truncatingTo: 0)
+        try part.write(ByteBuffer(string: text))
+        return part
+    }
+
     /// Each conflict policy does what it says and never destroys the existing file unless told to overwrite.
     @Test func policies() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         write("old", dir + "/f.txt")
 
-        write("new1", dir + "/p1")
-        let renamed = try Placement.place(partPath: dir + "/p1", directory: dir, name: "f.txt", policy: .rename)
+        let renamed = try Placement.place(try part("new1", "p1", in: dir), name: "f.txt", policy: .rename)
         #expect(renamed.path == dir + "/f (1).txt")
         #expect(read(dir + "/f.txt") == "old")
         #expect(read(renamed.path) == "new1")
 
-        write("new2", dir + "/p2")
-        let skipped = try Placement.place(partPath: dir + "/p2", directory: dir, name: "f.txt", policy: .skip)
+        let skipped = try Placement.place(try part("new2", "p2", in: dir), name: "f.txt", policy: .skip)
         #expect(skipped.skipped)
         #expect(read(dir + "/f.txt") == "old")
-        #expect(!FileManager.default.fileExists(atPath: dir + "/p2"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/.haul-p2.part"))
 
-        write("new3", dir + "/p3")
-        #expect(throws: HaulError.self) { try Placement.place(partPath: dir + "/p3", directory: dir, name: "f.txt", policy: .fail) }
+        let third = try part("new3", "p3", in: dir)
+        #expect(throws: HaulError.self) { try Placement.place(third, name: "f.txt", policy: .fail) }
         #expect(read(dir + "/f.txt") == "old")
 
-        let replaced = try Placement.place(partPath: dir + "/p3", directory: dir, name: "f.txt", policy: .overwrite)
+        let replaced = try Placement.place(third, name: "f.txt", policy: .overwrite)
         #expect(replaced.path == dir + "/f.txt")
         #expect(read(dir + "/f.txt") == "new3")
     }

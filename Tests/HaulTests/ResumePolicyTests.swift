@@ -20,9 +20,9 @@ struct ResumePolicyTests {
         #expect(entity.isResumable)
     }
 
-    /// Rule 1: without an ETag, a valid Last-Modified is the validator.
+    /// Rule 1: without an ETag, a valid Last-Modified (with the length) is the validator.
     @Test func lastModifiedFallback() {
-        let entity = ResumePolicy.entity(status: 200, header: headers(["Last-Modified": "Sun, 06 Nov 1994 08:49:37 GMT"]))
+        let entity = ResumePolicy.entity(status: 200, header: headers(["Last-Modified": "Sun, 06 Nov 1994 08:49:37 GMT", "Content-Length": "42"]))
         #expect(entity.validator == .lastModified("Sun, 06 Nov 1994 08:49:37 GMT"))
         #expect(entity.isResumable)
     }
@@ -74,6 +74,33 @@ struct ResumePolicyTests {
         }
     }
 
+    /// Issue 25: the validator's own source is held to the same rule as a mirror: a 206 with no validator, a weak ETag, or only a date for an ETag download asks again without a range (the file starts over), never appends; a date download resumes only with the same date and a known length.
+    @Test func ownSourceResumeNeedsTheSameValidator() {
+        let range = ["Content-Range": "bytes 500-999/1000"]
+        for fields in [range, range.merging(["ETag": "W/\"v1\""]) { $1 }, range.merging(["Last-Modified": "Tue, 15 Nov 1994 12:45:26 GMT"]) { $1 }] {
+            let decision = ResumePolicy.decide(requestedOffset: 500, previous: previous, status: 206, header: headers(fields), url: "u")
+            guard case .requestAgainWithoutRange = decision else {
+                Issue.record("\(fields) gave \(decision)")
+                continue
+            }
+        }
+        let date = "Tue, 15 Nov 1994 12:45:26 GMT"
+        let dated = ResumePolicy.Entity(validator: .lastModified(date), totalLength: 1000, isResumable: true)
+        #expect(ResumePolicy.decide(
+            requestedOffset: 500, previous: dated, status: 206, header: headers(range.merging(["Last-Modified": date]) { $1 }),
+            url: "u") == .append(offset: 500))
+        let undated = ResumePolicy.Entity(validator: .lastModified(date), totalLength: nil, isResumable: true)
+        guard case .requestAgainWithoutRange = ResumePolicy.decide(
+            requestedOffset: 500, previous: undated, status: 206, header: headers(range.merging(["Last-Modified": date]) { $1 }), url: "u")
+        else {
+            Issue.record("a date without a length was trusted")
+            return
+        }
+        // A date alone, without a length, does not make the bytes resumable in the first place.
+        #expect(!ResumePolicy.entity(status: 200, header: headers(["Last-Modified": date])).isResumable)
+        #expect(ResumePolicy.entity(status: 200, header: headers(["Last-Modified": date, "Content-Length": "1000"])).isResumable)
+    }
+
     /// From another URI than the validator's source (strict), a 206 is appended only with exactly the same strong validator: none, a weak ETag or another kind of validator asks again instead; a Last-Modified download takes the same date.
     @Test func mirrorResumeNeedsTheSameValidator() {
         let range = ["Content-Range": "bytes 500-999/1000"]
@@ -84,8 +111,6 @@ struct ResumePolicyTests {
                 continue
             }
         }
-        // The validator's own source: a range without a validator is appended, as with one URI.
-        #expect(ResumePolicy.decide(requestedOffset: 500, previous: previous, status: 206, header: headers(range), url: "u") == .append(offset: 500))
         #expect(ResumePolicy.decide(
             requestedOffset: 500, previous: previous, status: 206, header: headers(range.merging(["ETag": "\"v1\""]) { $1 }),
             url: "m", strict: true) == .append(offset: 500))

@@ -20,7 +20,7 @@ struct SegmentVerdictTests {
     /// A 206 at the asked start with the same total and validator is used, even if it ends elsewhere.
     @Test func matchingPartialIsUsed() {
         #expect(judge(206, ["Content-Range": "bytes 500-749/1000", "ETag": "\"v1\""]) == .use)
-        #expect(judge(206, ["Content-Range": "bytes 500-599/1000"]) == .use)
+        #expect(judge(206, ["Content-Range": "bytes 500-599/1000", "ETag": "\"v1\""]) == .use)
     }
 
     /// Another total, another validator, a 416, or a 200 with a new validator mean the file changed.
@@ -46,7 +46,7 @@ struct SegmentVerdictTests {
             judge(200, ["ETag": "\"v1\"", "Content-Length": "1000"]),
             judge(206, ["Content-Range": "bytes 400-749/1000", "ETag": "\"v1\""]),
             judge(206, ["ETag": "\"v1\""]),
-            judge(206, ["Content-Range": "bytes 500-749/1000", "Content-Encoding": "gzip"]),
+            judge(206, ["Content-Range": "bytes 500-749/1000", "ETag": "\"v1\"", "Content-Encoding": "gzip"]),
         ]
         for verdict in unusable {
             guard case .rangesUnusable = verdict else {
@@ -76,8 +76,32 @@ struct SegmentVerdictTests {
                 continue
             }
         }
-        // The validator's own source keeps the lenient rule of a download with one URI.
-        #expect(judge(206, ["Content-Range": "bytes 500-749/1000"]) == .use)
+    }
+
+    /// Issue 25: the validator's own source is held to the same rule as a mirror: a 206 with no validator, a weak ETag or only a date (for an ETag download) may be of a changed file, so the split stops as for a changed file; a date download's 206 needs the same date and length.
+    @Test func ownSourceMustSendTheSameValidator() {
+        let unproven = [
+            judge(206, ["Content-Range": "bytes 500-749/1000"]),
+            judge(206, ["Content-Range": "bytes 500-749/1000", "ETag": "W/\"v1\""]),
+            judge(206, ["Content-Range": "bytes 500-749/1000", "Last-Modified": "Tue, 15 Nov 1994 12:45:26 GMT"]),
+        ]
+        for verdict in unproven {
+            guard case .fileChanged = verdict else {
+                Issue.record("expected fileChanged, got \(verdict)")
+                continue
+            }
+        }
+        let date = "Tue, 15 Nov 1994 12:45:26 GMT"
+        let dated = ResumePolicy.Entity(validator: .lastModified(date), totalLength: 1000, isResumable: true)
+        func judgeDated(_ pairs: [String: String]) -> ResumePolicy.SegmentVerdict {
+            let lowered = Dictionary(uniqueKeysWithValues: pairs.map { ($0.key.lowercased(), $0.value) })
+            return ResumePolicy.judgeSegment(requestedStart: 500, entity: dated, status: 206, header: { lowered[$0.lowercased()] }, url: "u")
+        }
+        #expect(judgeDated(["Content-Range": "bytes 500-749/1000", "Last-Modified": date]) == .use)
+        guard case .fileChanged = judgeDated(["Content-Range": "bytes 500-749/1000"]) else {
+            Issue.record("a range without the date was used")
+            return
+        }
     }
 
     /// An error status fails only this connection, keeping its status and Retry-After.

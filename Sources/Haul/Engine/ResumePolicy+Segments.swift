@@ -30,10 +30,11 @@ extension ResumePolicy {
     /// Judges the answer to a request for bytes from `requestedStart` of the file described by
     /// `entity` (its validator and total length, from the response that started the download).
     ///
-    /// `strict`: the answer comes from another URI than the one the validator came from (a
-    /// mirror); its `206` is used only if it carries exactly the same strong validator
-    /// (`carries`). A mirror that ignores `If-Range` and sends no validator (or a weak one)
-    /// could be serving another file of the same length: that is `fileChanged` for it.
+    /// A `206` is used only if it carries exactly the download's strong validator
+    /// (`carriesValidator(of:header:)`), from every URI alike: a server that ignores `If-Range`
+    /// and sends no validator (or a weak one) could be serving another file of the same
+    /// length, so that is `fileChanged`. `strict`: the answer comes from another URI than the
+    /// one the validator came from (a mirror), which is then dropped rather than believed.
     static func judgeSegment(
         requestedStart: Int64, entity: Entity, status: Int, header: (String) -> String?, url: String, strict: Bool = false
     ) -> SegmentVerdict {
@@ -52,8 +53,8 @@ extension ResumePolicy {
             if let before = entity.validator, let after = now.validator, before != after {
                 return .fileChanged(reason: "\(url) changed (its validator is now \(after.headerValue))")
             }
-            if strict, !(entity.validator.map { carries($0, header: header) } ?? false) {
-                return .fileChanged(reason: "\(url) does not send the download's validator, so its bytes may be of another file")
+            guard carriesValidator(of: entity, header: header) else {
+                return .fileChanged(reason: "\(url) does not send the download's validator (no ETag, or only a weak one), so its bytes may be of another file")
             }
             guard range.start == requestedStart else {
                 return .rangesUnusable(reason: "\(url) sent bytes from \(range.start) when asked for \(requestedStart)")

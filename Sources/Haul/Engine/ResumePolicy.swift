@@ -4,11 +4,14 @@ import Foundation
 ///
 /// 1. The first response's validator (a strong ETag, else Last-Modified) and length are kept.
 /// 2. A resume sends `Range: bytes=N-` with `If-Range: <validator>`.
-/// 3. `206` whose Content-Range starts at N and whose total matches → append.
+/// 3. `206` whose Content-Range starts at N, whose total matches, and which carries exactly the
+///    kept validator (the same strong ETag, or the same Last-Modified of a known length) →
+///    append; a `206` without it proves nothing → ask again without a range.
 /// 4. `200` → the server ignored the range or the file changed: start again from 0. Never append.
 /// 5. `416`, or a Content-Range that does not match → ask again without a range.
-/// 6. No validator, a weak ETag, a content coding other than identity, or `Accept-Ranges:
-///    none` → the bytes cannot be resumed; any retry starts from 0.
+/// 6. No validator, a weak ETag, a Last-Modified without a length, a content coding other than
+///    identity, or `Accept-Ranges: none` → the bytes cannot be resumed or split; any retry
+///    starts from 0.
 enum ResumePolicy {
     /// What the server said about the entity in one response.
     struct Entity: Sendable, Hashable {
@@ -60,10 +63,17 @@ enum ResumePolicy {
         } else if let length = header("content-length").flatMap({ Int64($0.trimmingBlanks()) }), length >= 0 {
             total = length
         }
+        // A date proves the same file only together with the same length (rule 1): without a
+        // known length it proves nothing.
+        let proves: Bool = switch validator {
+        case .etag: true
+        case .lastModified: total != nil
+        case nil: false
+        }
         return Entity(
             validator: validator,
             totalLength: total,
-            isResumable: validator != nil && identity && !rangesRefused)
+            isResumable: proves && identity && !rangesRefused)
     }
 
     /// Whether a response carries exactly `validator`: the same ETag, or (for a download whose
@@ -75,12 +85,22 @@ enum ResumePolicy {
         }
     }
 
+    /// Whether a `206` carries exactly the validator of `entity`, the kept bytes' file: the
+    /// same strong ETag, or the same Last-Modified date of a file whose length is known (the
+    /// caller compares the totals). No validator, or a weak ETag, proves nothing: a server
+    /// that ignores `If-Range` could be serving a changed file under it.
+    static func carriesValidator(of entity: Entity?, header: (String) -> String?) -> Bool {
+        guard let entity, let validator = entity.validator, carries(validator, header: header) else { return false }
+        if case .lastModified = validator, entity.totalLength == nil { return false }
+        return true
+    }
+
     /// Whether an answer to `Range: bytes=requestedOffset-` with `If-Range` provably continues
     /// the file `entity` describes: a `206` from that offset, of the same total, identity coded,
     /// carrying exactly the same strong validator. What a URI other than the one the validator
     /// came from must prove before its bytes are appended.
     static func provesSameFile(requestedOffset: Int64, entity: Entity, status: Int, header: (String) -> String?) -> Bool {
-        guard status == 206, let validator = entity.validator, carries(validator, header: header),
+        guard status == 206, carriesValidator(of: entity, header: header),
               let range = header("content-range").flatMap(ContentRange.init(parsing:)), range.start == requestedOffset
         else { return false }
         if let total = entity.totalLength, range.total != total { return false }
@@ -91,11 +111,12 @@ enum ResumePolicy {
     /// Decides how to use a response to a request sent with `requestedOffset` (0 = no Range),
     /// given what the earlier response said (`previous`).
     ///
+    /// A `206` is appended only if it carries exactly the download's strong validator
+    /// (`carriesValidator(of:header:)`), from every URI alike: one without a validator, or with
+    /// only a weak ETag, proves nothing (a server that ignores `If-Range` may be serving a
+    /// changed file), so the request is sent again without a range and the file starts over.
     /// `strict`: the response comes from another URI than the one `previous` came from (a
-    /// mirror). Its `206` is appended only if it carries exactly the same strong validator
-    /// (`carries`); one without a validator, or with a weak one, proves nothing. The URI that
-    /// issued the validator keeps the lenient rule (a validator it no longer sends is not read
-    /// as a change), as a download with one URI always had.
+    /// mirror); it only changes what the reason says.
     static func decide(
         requestedOffset: Int64, previous: Entity?, status: Int, header: (String) -> String?, url: String, strict: Bool = false
     ) -> Decision {
@@ -124,8 +145,10 @@ enum ResumePolicy {
             if let before = previous?.validator, let after = now.validator, before != after {
                 return .requestAgainWithoutRange(reason: "the validator changed")
             }
-            if strict, !(previous?.validator.map { carries($0, header: header) } ?? false) {
-                return .requestAgainWithoutRange(reason: "the mirror's range does not carry the download's validator")
+            guard carriesValidator(of: previous, header: header) else {
+                return .requestAgainWithoutRange(reason: strict
+                    ? "the mirror's range does not carry the download's validator"
+                    : "the range does not carry the download's validator (no ETag, or only a weak one), so it may be of a changed file")
             }
             if !now.isResumable, header("content-encoding") != nil {
                 return .requestAgainWithoutRange(reason: "the partial response is content-encoded")

@@ -22,6 +22,8 @@ extension TransferRunner {
         }
         if state.bytesOnDisk >= syncBeforePlacementThreshold { try await Self.sync(state.part) }
         let identity = try state.part.identity()
+        // The verified file keeps the part open, and so locked, until it has been renamed.
+        let part = state.part
         state.part.close()
         let name = FileNaming.resolveName(
             requested: state.request.fileName, contentDisposition: state.contentDisposition,
@@ -29,7 +31,7 @@ extension TransferRunner {
         let intent = PlacementIntent(
             directory: state.request.directory.path, name: name, policy: state.request.conflictPolicy,
             device: identity.device, inode: identity.inode, length: state.bytesOnDisk)
-        return .verified(VerifiedFile(intent: intent, partPath: state.part.path, checksums: computed, bytes: state.bytesOnDisk))
+        return .verified(VerifiedFile(intent: intent, part: part, checksums: computed, bytes: state.bytesOnDisk))
     }
 
     /// With `.skip` or `.fail` and a name known before any byte is fetched, decide now
@@ -47,7 +49,8 @@ extension TransferRunner {
 struct VerifiedFile: Sendable {
     /// Recorded durably before the rename.
     let intent: PlacementIntent
-    let partPath: String
+    /// Still open and locked: no other writer can touch it before the rename.
+    let part: PartFile
     /// The digests computed while the bytes arrived (those requested were checked).
     let checksums: [Checksum]
     let bytes: Int64
@@ -55,7 +58,7 @@ struct VerifiedFile: Sendable {
     /// Renames the part file into place under the intent's name and conflict policy.
     func place() -> TransferResult {
         do {
-            let placed = try Placement.place(partPath: partPath, directory: intent.directory, name: intent.name, policy: intent.policy)
+            let placed = try Placement.place(part, name: intent.name, policy: intent.policy)
             return .completed(placed.stamped(), checksums: checksums, bytes: bytes)
         } catch {
             return .failed(error)

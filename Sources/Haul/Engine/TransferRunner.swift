@@ -29,11 +29,13 @@ struct TransferRunner: Sendable {
     let globalLimit: SpeedLimiter
     /// Tests only: an error to raise instead of writing at a given offset (a full disk, say).
     var writeFault: WriteFault?
+    /// Open download directories without following links (`PartFile.followsDirectoryLinks`).
+    var refusesLinksInDirectories = false
 
     init(
         transport: HTTPTransport, checkpointBytes: Int64, checkpointInterval: Duration, syncBeforePlacementThreshold: Int64,
         segmentation: SegmentationSettings = .singleConnection, globalLimit: SpeedLimiter = SpeedLimiter(bytesPerSecond: nil),
-        writeFault: WriteFault? = nil
+        writeFault: WriteFault? = nil, refusesLinksInDirectories: Bool = false
     ) {
         self.transport = transport
         self.checkpointBytes = checkpointBytes
@@ -42,6 +44,7 @@ struct TransferRunner: Sendable {
         self.segmentation = segmentation
         self.globalLimit = globalLimit
         self.writeFault = writeFault
+        self.refusesLinksInDirectories = refusesLinksInDirectories
     }
 
     /// How one round of requests ended, short of verification and placement.
@@ -52,6 +55,9 @@ struct TransferRunner: Sendable {
         case restarted
         /// Ranges proved unusable; `state` continues with one connection from its prefix.
         case fellBack
+        /// The server sent all of a shorter range than asked for, as its Content-Range said:
+        /// not a failure; the rest is asked for at once, in the same attempt.
+        case shortRange
     }
 
     func run(_ state: inout TransferState, live: LiveTransfer, reporter: TransferReporter) async -> TransferResult {
@@ -69,6 +75,12 @@ struct TransferRunner: Sendable {
             return result
         } catch {
             await checkpointIfPossible(state, reporter: reporter)
+            if !Task.isCancelled || live.timedOut, !state.keepsResumableBytes {
+                // Nothing in the part file can be continued (no bytes, or no strong validator):
+                // the next attempt starts from 0 anyway, and a download that fails for good
+                // leaves no part file behind. One that holds resumable bytes keeps it.
+                state.part.discard()
+            }
             state.part.close()
             if live.timedOut || !Task.isCancelled { state.turnToNextSource(after: error, timedOut: live.timedOut) }
             if live.timedOut {
@@ -100,7 +112,7 @@ struct TransferRunner: Sendable {
                 }
             case .restarted:
                 mayRestartSplit = false
-            case .fellBack:
+            case .fellBack, .shortRange:
                 continue
             }
         }
@@ -109,6 +121,14 @@ struct TransferRunner: Sendable {
     /// Sends the first request (continuing what is on disk when the rules allow), then
     /// streams the body with one connection, or splits the rest over several.
     private func fetch(_ state: inout TransferState, maySplit: Bool, live: LiveTransfer, reporter: TransferReporter) async throws(HaulError) -> FetchEnd {
+        state.part.followsDirectoryLinks = !refusesLinksInDirectories
+        if state.bytesOnDisk > 0 || state.segments != nil,
+           try !state.part.reopenToContinue(atLeast: state.segments == nil ? state.bytesOnDisk : Int64(0)) {
+            // The part file is gone, or someone else wrote to it since this transfer closed it
+            // (another process's download of the same file): nothing counted is in it any more.
+            state.startOver()
+            await reporter.checkpoint(TransferCheckpoint(durableOffset: 0, validator: nil, expectedLength: nil, finalURL: state.finalURL))
+        }
         if state.entity?.isResumable != true { state.segments = nil }
         if let plan = state.segments, plan.isComplete {
             // Every segment is here: continue as one connection would (below).
@@ -216,6 +236,10 @@ struct TransferRunner: Sendable {
         try await stream(response.body, into: &state, expected: expected, live: live, reporter: reporter)
 
         if let expected, state.bytesOnDisk != expected {
+            if response.status == 206, state.bytesOnDisk > offset,
+               let range = response.header("content-range").flatMap(ContentRange.init(parsing:)), state.bytesOnDisk == range.end + 1 {
+                return .shortRange
+            }
             throw HaulError(.lengthMismatch, "\(response.finalURL) announced \(expected) bytes but sent \(state.bytesOnDisk)")
         }
         return .complete

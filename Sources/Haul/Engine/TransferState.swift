@@ -81,6 +81,12 @@ struct TransferState: Sendable {
 
     var requestedAlgorithms: Set<Checksum.Algorithm> { Set(request.checksums.map(\.algorithm)) }
 
+    /// Whether the part file holds bytes a later attempt (or process) may continue: some
+    /// bytes, of a response with a strong validator.
+    var keepsResumableBytes: Bool {
+        entity?.isResumable == true && (bytesOnDisk > 0 || segments != nil)
+    }
+
     /// Forgets every byte: the next attempt starts from zero.
     mutating func startOver() {
         bytesOnDisk = 0

@@ -3,7 +3,8 @@ import Foundation
 /// Turns untrusted names (from a server's Content-Disposition or a URL) into a single safe
 /// path component, and checks names given by users.
 ///
-/// Whatever comes in, what comes out contains no `/`, no `\`, no control character, is not
+/// Whatever comes in, what comes out contains no `/`, no `\`, no control character (the
+/// bidirectional controls included, which make `evil\u{202E}txt.exe` show as "evilexe.txt"), is not
 /// `.` or `..`, does not start with a dot (so it can neither hide nor collide with Haul's own
 /// `.haul-*` part files), and fits in 255 bytes: joined to the destination directory it can
 /// only name a file directly inside it.
@@ -19,6 +20,12 @@ enum FileNaming {
         if name.contains("/") || name.unicodeScalars.contains(where: isControl) {
             throw HaulError(.invalidFileName, "the file name '\(name.debugDescription)' must not contain '/' or control characters")
         }
+        if let control = name.unicodeScalars.first(where: isBidirectionalControl) {
+            let code = "U+" + String(control.value, radix: 16, uppercase: true)
+            throw HaulError(
+                .invalidFileName,
+                "the file name '\(name.debugDescription)' must not contain bidirectional controls (\(code)): they make a name show as something it is not")
+        }
         if name.utf8.count > maxNameBytes {
             throw HaulError(.invalidFileName, "the file name is longer than \(maxNameBytes) bytes")
         }
@@ -32,7 +39,7 @@ enum FileNaming {
         // Only the last component counts, whichever separator the sender used.
         let lastComponent = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var scalars = String.UnicodeScalarView()
-        scalars.append(contentsOf: lastComponent.unicodeScalars.filter { !isControl($0) })
+        scalars.append(contentsOf: lastComponent.unicodeScalars.filter { !isControl($0) && !isBidirectionalControl($0) })
         var name = String(scalars).trimmingWhitespace()
         while name.hasPrefix(".") { name.removeFirst() }
         name = name.trimmingWhitespace()
@@ -74,6 +81,16 @@ enum FileNaming {
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+    }
+
+    /// Unicode's explicit bidirectional formatting characters (embeddings and overrides
+    /// U+202A–U+202E, isolates U+2066–U+2069) and marks (U+200E, U+200F, U+061C): invisible,
+    /// they reorder how the rest of a name is shown, so a server could make `exe` read `txt`.
+    static func isBidirectionalControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C: true
+        default: false
+        }
     }
 
     /// Shortens to 255 UTF-8 bytes, keeping the extension where it is short.

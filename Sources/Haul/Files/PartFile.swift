@@ -4,15 +4,39 @@ import NIOCore
 ///
 /// It lives in the destination directory (never a system temp folder the OS may clean), named
 /// `.haul-KEY.part`. Its resume state (validator, length, durable offset) is kept in the store.
+///
+/// The name is predictable, and the directory may be shared with people who are not friendly:
+/// the file is opened only as the directory's own entry, never through a link, held under an
+/// exclusive lock by the one process writing it, and placed by renaming that very entry
+/// (`PartFile+Opening.swift`).
 struct PartFile: Sendable {
     let path: String
-    private(set) var descriptor: Int32?
+    /// The download directory, as the request names it.
+    let directoryPath: String
+    /// The entry's name in it: `.haul-KEY.part`.
+    let name: String
+    /// The open, locked file and its directory while a transfer uses it; copies share it, and
+    /// the last one to let go closes both (and so releases the lock).
+    var handle: OpenPartFile?
+    /// The directory the part was first opened in: if the path leads elsewhere later (the
+    /// directory was replaced, by a link to another place perhaps), nothing is written there.
+    var directoryIdentity: SystemCalls.FileIdentity?
+    /// Whether links in the directory's path are followed (a user's own directory may be
+    /// reached through one); false for directories resolved when their download was added
+    /// (`DownloadManager.Configuration.refusesLinksInDirectories`).
+    var followsDirectoryLinks = true
+    /// The file as this transfer last closed it: its bytes may be continued only if it is
+    /// still that file, untouched since (`reopenToContinue(atLeast:)`).
+    var lastSeen: SystemCalls.EntryStatus?
 
     init(directory: String, key: String) {
-        self.path = Placement.join(directory, ".haul-\(key).part")
+        self.directoryPath = directory
+        self.name = ".haul-\(key).part"
+        self.path = Placement.join(directory, name)
     }
 
-    var isOpen: Bool { descriptor != nil }
+    var isOpen: Bool { handle != nil }
+    var descriptor: Int32? { handle?.descriptor }
 
     /// Opens (creating) the part file and cuts it to `length` bytes.
     mutating func open(truncatingTo length: Int64) throws(HaulError) {
@@ -26,36 +50,27 @@ struct PartFile: Sendable {
     /// the store records, and a crash before the byte came back would cost the whole file.
     mutating func open(truncatingTo length: Int64, writingAt offset: Int64) throws(HaulError) {
         precondition(offset <= length, "the write position is past the end of the part")
-        if descriptor == nil {
-            descriptor = try SystemCalls.openReadWrite(path)
-        }
-        try SystemCalls.truncate(descriptor!, to: length, path: path)
-        if offset != length { try SystemCalls.seek(descriptor!, to: offset, path: path) }
+        _ = try acquire(creating: true)
+        let descriptor = handle!.descriptor
+        try SystemCalls.truncate(descriptor, to: length, path: path)
+        if offset != length { try SystemCalls.seek(descriptor, to: offset, path: path) }
     }
 
     /// Opens (creating) the part file without cutting it: a segmented download continues
     /// segments anywhere in it, each from its own offset.
     mutating func openKeepingContents() throws(HaulError) {
-        if descriptor == nil {
-            descriptor = try SystemCalls.openReadWrite(path)
-        }
+        _ = try acquire(creating: true)
     }
 
+    /// Lets go of the file (the last copy to do so closes it and releases the lock), noting
+    /// how it was left.
     mutating func close() {
-        if let descriptor { SystemCalls.close(descriptor) }
-        descriptor = nil
-    }
-
-    /// Size on disk now, or nil when the file does not exist.
-    func existingSize() -> Int64? {
-        guard SystemCalls.fileExists(path) else { return nil }
-        guard let fd = try? SystemCalls.openReadWrite(path) else { return nil }
-        defer { SystemCalls.close(fd) }
-        return try? SystemCalls.size(fd, path: path)
+        if let handle { lastSeen = try? SystemCalls.status(handle.descriptor, path: path) }
+        handle = nil
     }
 
     func write(_ buffer: ByteBuffer) throws(HaulError) {
-        guard let descriptor else { preconditionFailure("write to a closed part file") }
+        guard let descriptor = handle?.descriptor else { preconditionFailure("write to a closed part file") }
         do {
             try buffer.withUnsafeReadableBytes { bytes in
                 try SystemCalls.writeAll(descriptor, bytes, path: path)
@@ -70,7 +85,7 @@ struct PartFile: Sendable {
     /// Writes the first `count` readable bytes of `buffer` at `offset`, leaving the file
     /// position alone, so that several connections can fill one file at once.
     func write(_ buffer: ByteBuffer, count: Int, at offset: Int64) throws(HaulError) {
-        guard let descriptor else { preconditionFailure("write to a closed part file") }
+        guard let descriptor = handle?.descriptor else { preconditionFailure("write to a closed part file") }
         precondition(count <= buffer.readableBytes, "writing more bytes than the buffer holds")
         do {
             try buffer.withUnsafeReadableBytes { bytes in
@@ -84,7 +99,7 @@ struct PartFile: Sendable {
     }
 
     func sync() throws(HaulError) {
-        guard let descriptor else { return }
+        guard let descriptor = handle?.descriptor else { return }
         try SystemCalls.sync(descriptor, path: path)
     }
 
@@ -97,7 +112,7 @@ struct PartFile: Sendable {
     /// Feeds bytes `start..<end` to `hasher`: a segmented download hashes what its
     /// connections wrote out of order once, at the end, after the prefix hashed in flight.
     func hash(from start: Int64, to end: Int64, into hasher: inout StreamingHasher) throws(HaulError) {
-        guard let descriptor, end > start else { return }
+        guard let descriptor = handle?.descriptor, end > start else { return }
         let length = end
         let chunkSize = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
@@ -114,12 +129,7 @@ struct PartFile: Sendable {
 
     /// Device and inode: they survive the rename into place, so recovery can find the file.
     func identity() throws(HaulError) -> SystemCalls.FileIdentity {
-        guard let descriptor else { preconditionFailure("identity of a closed part file") }
-        return try SystemCalls.identity(descriptor, path: path)
-    }
-
-    /// Deletes the part file.
-    func discard() {
-        try? SystemCalls.removeFile(path)
+        guard let handle else { preconditionFailure("identity of a closed part file") }
+        return handle.identity
     }
 }

@@ -31,39 +31,62 @@ enum Placement {
     /// How many `name (N).ext` variants `.rename` tries before giving up.
     static let maxRenameAttempts = 10_000
 
-    static func place(partPath: String, directory: String, name: String, policy: ConflictPolicy) throws(HaulError) -> Result {
+    /// Renames the open, locked part file to `name` in its directory (or the name the policy
+    /// picks). Everything happens by name inside the directory's descriptor, so neither a link
+    /// planted under a name nor a directory swapped for a link since moves anything elsewhere;
+    /// and the entry renamed must be the very file that was verified, before and after.
+    static func place(_ part: PartFile, name: String, policy: ConflictPolicy) throws(HaulError) -> Result {
+        guard let open = part.handle else { preconditionFailure("placing a closed part file") }
+        let directory = part.directoryPath
+        guard open.isNamed(part.name) else {
+            throw HaulError(.fileSystem, "\(part.path) was replaced or removed before it could be placed; nothing was moved")
+        }
         let target = join(directory, name)
         switch policy {
         case .overwrite:
-            try SystemCalls.renameReplacing(from: partPath, to: target)
+            try SystemCalls.renameReplacing(in: open.directory, from: part.name, to: name, path: target)
+            try confirm(open, placedAs: name, path: target)
             return Result(path: target, skipped: false)
         case .skip:
             do {
-                try SystemCalls.renameNoReplace(from: partPath, to: target)
+                try SystemCalls.renameNoReplace(in: open.directory, from: part.name, to: name, path: target)
+                try confirm(open, placedAs: name, path: target)
                 return Result(path: target, skipped: false)
             } catch where error.code == .fileExists {
-                try SystemCalls.removeFile(partPath)
+                try SystemCalls.removeEntry(in: open.directory, part.name, path: part.path)
                 return Result(path: target, skipped: true)
             }
         case .fail:
             do {
-                try SystemCalls.renameNoReplace(from: partPath, to: target)
-                return Result(path: target, skipped: false)
+                try SystemCalls.renameNoReplace(in: open.directory, from: part.name, to: name, path: target)
             } catch where error.code == .fileExists {
                 throw HaulError(.fileExists, "\(target) already exists; choose another name or conflict policy")
             }
+            try confirm(open, placedAs: name, path: target)
+            return Result(path: target, skipped: false)
         case .rename:
             for number in 0...maxRenameAttempts {
-                let candidate = join(directory, number == 0 ? name : numbered(name, number))
+                let candidate = number == 0 ? name : numbered(name, number)
+                let path = join(directory, candidate)
                 do {
-                    try SystemCalls.renameNoReplace(from: partPath, to: candidate)
-                    return Result(path: candidate, skipped: false)
+                    try SystemCalls.renameNoReplace(in: open.directory, from: part.name, to: candidate, path: path)
                 } catch where error.code == .fileExists {
                     continue
                 }
+                try confirm(open, placedAs: candidate, path: path)
+                return Result(path: path, skipped: false)
             }
             throw HaulError(.fileExists, "no free name like \(target) after \(maxRenameAttempts) tries")
         }
+    }
+
+    /// After the rename: the name must hold the verified file. If someone swapped the part
+    /// file's entry in the instant between the check and the rename, what was moved is theirs:
+    /// it is removed again (as a name) and the download fails instead of reporting it placed.
+    private static func confirm(_ open: OpenPartFile, placedAs name: String, path: String) throws(HaulError) {
+        guard !open.isNamed(name) else { return }
+        try? SystemCalls.removeEntry(in: open.directory, name, path: path)
+        throw HaulError(.fileSystem, "\(path): the part file was replaced while it was being placed; the download is not placed")
     }
 
     /// `report.pdf` → `report (2).pdf`; `data.tar.gz` → `data (2).tar.gz`; `README` → `README (2)`.

@@ -16,7 +16,7 @@ private func glibcMallocTrim(_ pad: Int) -> Int32
 
 /// glibc's renameat2 (2.28 and later), which Swift's Glibc module does not export either.
 @_silgen_name("renameat2")
-private func glibcRenameat2(
+func glibcRenameat2(
     _ fromDirectory: Int32, _ from: UnsafePointer<CChar>, _ toDirectory: Int32, _ to: UnsafePointer<CChar>, _ flags: UInt32
 ) -> Int32
 #endif
@@ -29,13 +29,6 @@ enum SystemCalls {
         #if canImport(Glibc)
         _ = glibcMallocTrim(0)
         #endif
-    }
-
-    /// Opens (creating with mode 0644 if needed) a file for reading and writing.
-    static func openReadWrite(_ path: String) throws(HaulError) -> Int32 {
-        let fd = path.withCString { open($0, O_RDWR | O_CREAT | O_CLOEXEC, 0o644) }
-        guard fd >= 0 else { throw error(errno, "cannot open \(path)") }
-        return fd
     }
 
     static func close(_ fd: Int32) {
@@ -131,50 +124,6 @@ enum SystemCalls {
     /// Flushes the file's data to the device: the "data" half of "data before metadata".
     static func sync(_ fd: Int32, path: String) throws(HaulError) {
         guard fsync(fd) == 0 else { throw error(errno, "cannot flush \(path) to disk") }
-    }
-
-    /// Renames atomically, failing with `.fileExists` instead of replacing an existing file.
-    ///
-    /// Darwin has renamex_np(RENAME_EXCL), Linux renameat2(RENAME_NOREPLACE): one system call.
-    /// Where the file system refuses that flag, a hard link makes the final name appear
-    /// atomically (link fails with EEXIST rather than replace), then the part name is removed;
-    /// file systems without hard links fall back to check-then-rename, which is only racy
-    /// against another writer of the same name.
-    static func renameNoReplace(from source: String, to destination: String) throws(HaulError) {
-        #if canImport(Darwin)
-        if renamex_np(source, destination, UInt32(RENAME_EXCL)) == 0 { return }
-        let code = errno
-        if code == EEXIST { throw HaulError(.fileExists, "\(destination) already exists") }
-        guard code == ENOTSUP || code == EINVAL else { throw error(code, "cannot move \(source) to \(destination)") }
-        #else
-        #if canImport(Glibc)
-        let renameNoReplace: UInt32 = 1
-        if glibcRenameat2(AT_FDCWD, source, AT_FDCWD, destination, renameNoReplace) == 0 { return }
-        let renameCode = errno
-        if renameCode == EEXIST { throw HaulError(.fileExists, "\(destination) already exists") }
-        guard renameCode == EINVAL || renameCode == ENOSYS || renameCode == ENOTSUP || renameCode == EOPNOTSUPP else {
-            throw error(renameCode, "cannot move \(source) to \(destination)")
-        }
-        #endif
-        if link(source, destination) == 0 {
-            _ = unlink(source)
-            return
-        }
-        let code = errno
-        if code == EEXIST { throw HaulError(.fileExists, "\(destination) already exists") }
-        guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == EMLINK else {
-            throw error(code, "cannot move \(source) to \(destination)")
-        }
-        #endif
-        if fileExists(destination) { throw HaulError(.fileExists, "\(destination) already exists") }
-        try renameReplacing(from: source, to: destination)
-    }
-
-    /// Renames atomically, replacing the destination if it exists.
-    static func renameReplacing(from source: String, to destination: String) throws(HaulError) {
-        guard rename(source, destination) == 0 else {
-            throw error(errno, "cannot move \(source) to \(destination)")
-        }
     }
 
     /// Removes a file; a file that is already gone is not an error.

@@ -20,18 +20,16 @@ package enum ResourceFinisher {
         }
     }
 
+    /// Writes `data` under a new random name in `directory` (never through a link), then
+    /// renames it over `name`.
     static func writeAtomically(_ data: Data, name: String, in directory: URL) throws(HaulError) {
-        let temporary = directory.appendingPathComponent(".haul-write-\(name).tmp")
+        let file = try SystemCalls.temporaryFile(in: directory.path)
         do {
-            try data.write(to: temporary)
+            try file.write(data)
         } catch {
-            throw HaulError(.fileSystem, "cannot write \(temporary.path): \(error.localizedDescription)")
-        }
-        do {
-            try SystemCalls.renameReplacing(from: temporary.path, to: directory.appendingPathComponent(name).path)
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
+            file.discard()
             throw error
         }
+        try file.commit(as: name, sync: false)
     }
 }

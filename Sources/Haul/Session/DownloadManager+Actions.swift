@@ -137,6 +137,11 @@ extension DownloadManager {
             record.details.transfer = nil
             record.details.attempts += 1
             let live = record.details.live ?? LiveTransfer()
+            // The silence clock restarts here, on the actor, not only when the detached task
+            // gets a thread: otherwise a progress tick in between (a loaded machine, a retry
+            // after a long wait) could time the new attempt out on the old attempt's silence
+            // and cancel it before it began, which ended as a stop nobody asked for.
+            live.attemptStarted()
             record.details.live = live
             return (transfer, live)
         }

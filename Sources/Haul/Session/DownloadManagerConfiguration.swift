@@ -90,6 +90,12 @@ extension DownloadManager {
         public var logger = Logger(label: "haul", factory: { _ in SwiftLogNoOpLogHandler() })
         /// Tests only: makes writes fail (see `WriteFault`).
         var writeFault: WriteFault?
+        /// Whether every part of a download's directory is opened without following a symbolic
+        /// link. `haul daemon` sets it: it resolves each directory when the download is added,
+        /// so a link found in one later was put there since (a directory swapped for a link to
+        /// elsewhere) and the download fails instead of writing there. Off by default: a
+        /// user's own directory may well be reached through a link.
+        package var refusesLinksInDirectories = false
 
         /// A configuration; every default is stated on its property.
         public init(
@@ -169,7 +175,7 @@ extension TransferRunner {
             syncBeforePlacementThreshold: configuration.syncBeforePlacementThreshold,
             segmentation: configuration.segmentation,
             globalLimit: configuration.sharedSpeedLimiter ?? SpeedLimiter(bytesPerSecond: configuration.maxBytesPerSecond),
-            writeFault: configuration.writeFault)
+            writeFault: configuration.writeFault, refusesLinksInDirectories: configuration.refusesLinksInDirectories)
     }
 }
 

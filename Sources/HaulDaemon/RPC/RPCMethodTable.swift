@@ -25,8 +25,8 @@ package struct RPCMethod: Sendable {
 /// methods itself. Names are listed (`system.listMethods`) in the order they were registered.
 package struct RPCMethodTable: Sendable {
     private var methods: [String: RPCMethod] = [:]
-    public private(set) var methodNames: [String] = []
-    public private(set) var notificationNames: [String] = []
+    package private(set) var methodNames: [String] = []
+    package private(set) var notificationNames: [String] = []
 
     package init() {}
 

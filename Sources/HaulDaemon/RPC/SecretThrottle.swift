@@ -44,7 +44,7 @@ package struct SecretThrottle: Sendable {
     }
 
     package let policy: Policy
-    public private(set) var failures = 0
+    package private(set) var failures = 0
     private var nextSlot: ContinuousClock.Instant?
     private var lastFailure: ContinuousClock.Instant?
 

@@ -54,6 +54,12 @@ package struct DaemonConfiguration: Sendable {
     /// How long the servers may take to stop (finish requests, close WebSockets) before they
     /// are cancelled; the shutdown hook runs after that either way. Default: 15 seconds.
     package var shutdownTimeout: Duration
+    /// How many TCP connections are kept open, in all and per peer (see `ConnectionLimits`).
+    /// Default: `ConnectionLimits()`.
+    package var tcpConnections = ConnectionLimits()
+    /// How long an HTTP connection may stay silent, between requests or before its first one
+    /// is complete, before it is closed. Default: 30 seconds.
+    package var idleTimeout: Duration = .seconds(30)
 
     package init(
         socketPath: String? = nil,

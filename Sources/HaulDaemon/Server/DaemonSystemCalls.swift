@@ -134,6 +134,42 @@ enum DaemonSystemCalls {
         #endif
     }
 
+    // MARK: Open files
+
+    /// Raises the soft limit on open files to the hard limit and returns the soft limit now.
+    /// The soft limit is often 1,024 while the hard one is far higher: a daemon that keeps the
+    /// low one runs out of descriptors when a local user opens a thousand idle connections,
+    /// and then cannot accept its own user's calls on the unix socket. Where the hard limit
+    /// is unlimited (macOS), the soft one goes to the kernel's per-process ceiling.
+    @discardableResult
+    static func raiseOpenFileLimit() -> UInt64 {
+        var limit = rlimit()
+        guard getrlimit(openFilesResource, &limit) == 0 else { return 1024 }
+        var wanted = limit.rlim_max
+        #if canImport(Darwin)
+        wanted = min(wanted, rlim_t(OPEN_MAX))
+        #endif
+        if limit.rlim_cur < wanted {
+            var raised = limit
+            raised.rlim_cur = wanted
+            if setrlimit(openFilesResource, &raised) == 0 { limit = raised }
+        }
+        return UInt64(limit.rlim_cur)
+    }
+
+    /// The soft limit on open files.
+    static func openFileLimit() -> UInt64 {
+        var limit = rlimit()
+        guard getrlimit(openFilesResource, &limit) == 0 else { return 1024 }
+        return UInt64(limit.rlim_cur)
+    }
+
+    #if canImport(Glibc)
+    private static let openFilesResource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    private static let openFilesResource = RLIMIT_NOFILE
+    #endif
+
     // MARK: Signals
 
     /// Switches off the default action of `signal` (ending the process), so that a Dispatch

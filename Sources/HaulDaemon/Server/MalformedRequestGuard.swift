@@ -4,7 +4,8 @@ import Logging
 import NIOCore
 
 /// Hummingbird's HTTP/1 + WebSocket child channel, with one gap closed: a connection whose
-/// first request cannot be parsed is answered 400 and closed.
+/// first request cannot be parsed is answered 400 and closed. On TCP, each connection is also
+/// admitted by the listener's `ConnectionTable`.
 ///
 /// The WebSocket upgrade machinery decides between "upgrade" and "plain HTTP" on the first
 /// request head; a parse error before that decision reaches no handler, so the connection
@@ -15,12 +16,18 @@ struct GuardedHTTPChannel: ServerChildChannel {
     typealias Value = HTTP1WebSocketUpgradeChannel.Value
 
     let inner: HTTP1WebSocketUpgradeChannel
+    /// The TCP listener's connection table (`ConnectionAdmission`); nil on the unix socket.
+    var admission: ConnectionTable?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+        let admission = self.admission
+        return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let writer = RawBytesWriter()
             try channel.pipeline.syncOperations.addHandler(writer, position: .first)
             try channel.pipeline.syncOperations.addHandler(FirstRequestGuard(writer: writer))
+            if let admission {
+                try channel.pipeline.syncOperations.addHandler(ConnectionAdmissionHandler(table: admission), position: .first)
+            }
             return value
         }
     }

@@ -47,13 +47,24 @@ struct RPCListenerService: Service, CustomStringConvertible {
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
             // An HTTP connection that stays idle this long is closed, so that idle clients
             // cannot pile up connections.
-            http1: .init(idleTimeout: .seconds(120)),
+            http1: .init(idleTimeout: Self.timeAmount(configuration.idleTimeout)),
             ws: WebSocketServerConfiguration(maxFrameSize: configuration.maxRequestBytes, closeTimeout: .seconds(5)))
+        // TCP is open to every local user, secret or not: its connections are bounded below
+        // the open-file limit, so that the unix socket always has descriptors left.
+        let admission: ConnectionTable? = switch address {
+        case .unixSocket: nil
+        case .tcp:
+            ConnectionTable(
+                total: configuration.tcpConnections.resolvedTotal(openFileLimit: DaemonSystemCalls.openFileLimit()),
+                perPeer: configuration.tcpConnections.perPeer)
+        }
         let application = Application(
             router: router,
             server: HTTPServerBuilder { responder in
-                GuardedHTTPChannel(inner: HTTP1WebSocketUpgradeChannel(
-                    responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration))
+                GuardedHTTPChannel(
+                    inner: HTTP1WebSocketUpgradeChannel(
+                        responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration),
+                    admission: admission)
             },
             configuration: ApplicationConfiguration(address: bindAddress, serverName: nil),
             onServerRunning: { channel in
@@ -67,6 +78,11 @@ struct RPCListenerService: Service, CustomStringConvertible {
             throw await readiness.failure(of: listener) ?? DaemonError(.cannotListen, "cannot listen on \(place): \(Self.explain(error))")
         }
         if let failure = await readiness.failure(of: listener) { throw failure }
+    }
+
+    private static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
     /// Where this listener listens, for messages.

@@ -49,6 +49,9 @@ package enum DaemonAssembly {
     /// Process-wide settings for a long-running daemon; call first thing in `main`.
     package static func prepareProcess() {
         DaemonSystemCalls.limitMallocArenas(2)
+        // Idle connections must not exhaust the descriptors the daemon needs for its own work
+        // (the TCP listener is capped below the limit, see ConnectionAdmission).
+        DaemonSystemCalls.raiseOpenFileLimit()
     }
 
     package static func compose(_ context: DaemonContext, options: Options) async throws -> DaemonComponents {
@@ -61,6 +64,9 @@ package enum DaemonAssembly {
         var managerConfiguration = DownloadManager.Configuration(retry: options.retry)
         managerConfiguration.tls = options.tls
         managerConfiguration.proxy = options.proxy
+        // Every directory is resolved when its download is added (DirectoryConfinement,
+        // Aria2DownloadDirectory): one swapped for a link later must not lead writes elsewhere.
+        managerConfiguration.refusesLinksInDirectories = true
         let overallLimit = SpeedLimiter(bytesPerSecond: options.transfers.maxOverallDownloadLimit)
         options.transfers.apply(to: &managerConfiguration, sharing: overallLimit)
         let host = SessionHost(configuration: SessionHost.Configuration(

@@ -33,10 +33,12 @@ struct DirectoryConfinement: Sendable {
     }
 
     /// The requests with their directories resolved, or the refusal of the first one outside
-    /// the allowed directories. Over the unix socket they are returned as they are.
+    /// the allowed directories. Over the unix socket none is refused, but each is resolved
+    /// too: the daemon opens every directory without following links (a link found in one
+    /// later was put there since, see `DownloadManager.Configuration.refusesLinksInDirectories`).
     /// Directories are resolved once per distinct directory (a group nearly always has one).
     func confine(_ requests: [DownloadRequest], over transport: RPCOrigin.Transport) throws(JSONRPCError) -> [DownloadRequest] {
-        guard transport == .tcp else { return requests }
+        guard transport == .tcp else { return Self.resolvingLinks(requests) }
         var resolved: [URL: URL] = [:]
         var confined = requests
         for index in confined.indices {
@@ -50,6 +52,20 @@ struct DirectoryConfinement: Sendable {
             confined[index].directory = inside
         }
         return confined
+    }
+
+    /// The requests with `..` and links in their directories resolved.
+    private static func resolvingLinks(_ requests: [DownloadRequest]) -> [DownloadRequest] {
+        var resolved: [URL: URL] = [:]
+        var result = requests
+        for index in result.indices {
+            let directory = result[index].directory
+            if resolved[directory] == nil {
+                resolved[directory] = URL(fileURLWithPath: directory.standardizedFileURL.resolvingSymlinksInPath().path, isDirectory: true)
+            }
+            result[index].directory = resolved[directory]!
+        }
+        return result
     }
 
     /// Whether a file in `directory` may be deleted by a call over `transport`: on TCP only

@@ -28,9 +28,7 @@ struct PieceVerifier {
         guard check.pieces.length <= Self.maxPieceBytes else {
             throw HaulError(.invalidResponse, "Metalink pieces of \(check.pieces.length) bytes are larger than \(Self.maxPieceBytes)")
         }
-        guard let handle = FileHandle(forUpdatingAtPath: staged.path) else {
-            throw HaulError(.fileSystem, "cannot open \(staged.path)")
-        }
+        let handle = try SystemCalls.openForUpdateWithoutFollowing(staged.path)
         defer { try? handle.close() }
         do {
             let length = Int64(try handle.seekToEnd())

@@ -11,11 +11,7 @@ import Foundation
 /// `output`, so a joined file is either complete or absent, and joining again is harmless.
 enum SegmentJoiner {
     static func join(_ spec: JoinSpec, in directory: URL) throws(HaulError) {
-        let temporary = directory.appendingPathComponent(".haul-join-\(spec.output).tmp")
-        let output = directory.appendingPathComponent(spec.output)
-        guard FileManager.default.createFile(atPath: temporary.path, contents: nil), let handle = FileHandle(forWritingAtPath: temporary.path) else {
-            throw HaulError(.fileSystem, "cannot write \(temporary.path)")
-        }
+        let file = try SystemCalls.temporaryFile(in: directory.path)
         var keys: [String: SymmetricKey] = [:]
         do {
             for part in spec.parts {
@@ -29,21 +25,13 @@ enum SegmentJoiner {
                         throw HaulError(.invalidResponse, "\(part.file) cannot be decrypted with \(keyFile): \(error)")
                     }
                 }
-                try handle.write(contentsOf: bytes)
+                try file.write(bytes)
             }
-            try handle.synchronize()
-            try handle.close()
         } catch {
-            try? handle.close()
-            try? FileManager.default.removeItem(at: temporary)
-            throw error as? HaulError ?? HaulError(.fileSystem, "cannot write \(spec.output): \(error.localizedDescription)")
+            file.discard()
+            throw HaulError.from(error, fallback: .fileSystem)
         }
-        do {
-            try SystemCalls.renameReplacing(from: temporary.path, to: output.path)
-        } catch {
-            try? FileManager.default.removeItem(at: temporary)
-            throw error
-        }
+        try file.commit(as: spec.output, sync: true)
     }
 
     /// The part's bytes: the whole file, or its byte range.

@@ -1,0 +1,175 @@
+/// A part file's open file and directory, closed together when the last `PartFile` copy that
+/// shares them lets go: the lock on the file goes with the descriptor, so it is held exactly
+/// as long as someone may still write or rename the file, the verified file waiting for its
+/// placement included.
+final class OpenPartFile: Sendable {
+    let descriptor: Int32
+    /// The download directory, opened once: every name is looked up in it, not by path.
+    let directory: Int32
+    /// The file's device and inode, as opened.
+    let identity: SystemCalls.FileIdentity
+
+    init(descriptor: Int32, directory: Int32, identity: SystemCalls.FileIdentity) {
+        self.descriptor = descriptor
+        self.directory = directory
+        self.identity = identity
+    }
+
+    deinit {
+        SystemCalls.close(descriptor)
+        SystemCalls.close(directory)
+    }
+
+    /// Whether `name` in the directory is still this file (not replaced, not renamed away).
+    func isNamed(_ name: String) -> Bool {
+        SystemCalls.status(in: directory, name)?.identity == identity
+    }
+}
+
+/// Opening a part file as the download directory's own, by one writer at a time.
+///
+/// Anyone who can write into the directory can put something under the part file's
+/// predictable name: a symbolic link to a file of the user's elsewhere, a file of their own, a
+/// hard link. And a second run of the same command, in this or another process, computes the
+/// same name. So the file is opened relative to the directory's descriptor with `O_NOFOLLOW`;
+/// a link in its place is removed (as a name: its target is never opened), and so is a file
+/// that is not this user's own regular file with one link; then it is locked (`flock`, held
+/// until the file is placed or the transfer ends, released by the kernel if the process
+/// dies). A file another writer holds is left alone and the download fails with `.fileExists`
+/// and a message that says so: two writers never share a part file.
+extension PartFile {
+    /// How many times opening gives way to someone changing the entry meanwhile.
+    private static let openAttempts = 8
+
+    /// Opens and locks the part file (once; later calls keep the open one). `creating`: make
+    /// it when missing. Returns false when it is missing and `creating` is false.
+    mutating func acquire(creating: Bool) throws(HaulError) -> Bool {
+        if handle != nil { return true }
+        let directory = try followsDirectoryLinks
+            ? SystemCalls.openDirectory(directoryPath) : SystemCalls.openDirectoryWithoutLinks(directoryPath)
+        var opened: OpenPartFile?
+        defer { if opened == nil { SystemCalls.close(directory) } }
+        let directoryStatus = try SystemCalls.status(directory, path: directoryPath)
+        if let known = directoryIdentity, known != directoryStatus.identity {
+            throw HaulError(
+                .directoryNotFound,
+                "\(directoryPath) is no longer the directory this download started in (was it replaced, by a link perhaps?); nothing is written there")
+        }
+        for _ in 0..<Self.openAttempts {
+            let descriptor: Int32
+            switch try SystemCalls.openEntry(in: directory, name, create: false, path: path) {
+            case .opened(let fd):
+                descriptor = fd
+            case .link:
+                // Planted under the predictable name: the link goes, its target is never opened.
+                try SystemCalls.removeEntry(in: directory, name, path: path)
+                continue
+            case .missing, .exists:
+                guard creating else { return false }
+                guard case .opened(let fd) = try SystemCalls.openEntry(in: directory, name, create: true, path: path) else { continue }
+                descriptor = fd
+            }
+            let status: SystemCalls.EntryStatus
+            do {
+                status = try SystemCalls.status(descriptor, path: path)
+            } catch {
+                SystemCalls.close(descriptor)
+                throw error
+            }
+            guard status.kind == .regular, status.links == 1, status.ownerID == SystemCalls.effectiveUserID else {
+                SystemCalls.close(descriptor)
+                try setAside(status, in: directory)
+                continue
+            }
+            let locked: Bool
+            do {
+                locked = try SystemCalls.tryLock(descriptor, path: path)
+            } catch {
+                SystemCalls.close(descriptor)
+                throw error
+            }
+            guard locked else {
+                SystemCalls.close(descriptor)
+                throw HaulError(
+                    .fileExists,
+                    "\(path) is being written by another download of the same file (another haul process?); nothing was written to it. Wait for that one to finish, or stop it")
+            }
+            // Its last writer may have renamed it into place between the open and the lock.
+            guard SystemCalls.status(in: directory, name)?.identity == status.identity else {
+                SystemCalls.close(descriptor)
+                continue
+            }
+            opened = OpenPartFile(descriptor: descriptor, directory: directory, identity: status.identity)
+            handle = opened
+            directoryIdentity = directoryStatus.identity
+            return true
+        }
+        throw HaulError(.fileSystem, "cannot open \(path): something keeps replacing it")
+    }
+
+    /// Opens the part file again to continue bytes counted in it (by this transfer, or by the
+    /// store's record after a restart). True only when they can still be there: the file
+    /// exists, has at least `length` bytes, and, if this transfer closed it before, is that
+    /// very file with nothing written to it since. Otherwise nothing stays open, and every
+    /// counted byte must be fetched again.
+    mutating func reopenToContinue(atLeast length: Int64) throws(HaulError) -> Bool {
+        if handle != nil { return true }
+        guard try acquire(creating: false), let handle else { return false }
+        let now = try SystemCalls.status(handle.descriptor, path: path)
+        let untouched = lastSeen.map { $0.identity == now.identity && $0.changeTime == now.changeTime } ?? true
+        guard untouched, now.size >= length else {
+            self.handle = nil
+            return false
+        }
+        return true
+    }
+
+    /// The part file as it is on disk when it is this user's own regular file; nil otherwise.
+    /// Nothing is created, opened for writing or followed.
+    func existing() -> SystemCalls.EntryStatus? {
+        guard let directory = try? (followsDirectoryLinks
+            ? SystemCalls.openDirectory(directoryPath) : SystemCalls.openDirectoryWithoutLinks(directoryPath))
+        else { return nil }
+        defer { SystemCalls.close(directory) }
+        guard let status = SystemCalls.status(in: directory, name), status.kind == .regular, status.links == 1,
+              status.ownerID == SystemCalls.effectiveUserID
+        else { return nil }
+        return status
+    }
+
+    /// Size on disk now, or nil when there is no usable part file.
+    func existingSize() -> Int64? { existing()?.size }
+
+    /// Deletes the part file, by name in its directory: the open one if this copy holds it;
+    /// otherwise only one no other process is writing (it takes the lock first).
+    func discard() {
+        if let handle {
+            if handle.isNamed(name) { try? SystemCalls.removeEntry(in: handle.directory, name, path: path) }
+            return
+        }
+        var unopened = self
+        unopened.directoryIdentity = nil
+        guard (try? unopened.acquire(creating: false)) == true, let handle = unopened.handle else { return }
+        if handle.isNamed(name) { try? SystemCalls.removeEntry(in: handle.directory, name, path: path) }
+    }
+
+    /// Removes what is under the part file's name but is not a part file of this user's (a
+    /// directory is not touched); says so when it cannot.
+    private func setAside(_ status: SystemCalls.EntryStatus, in directory: Int32) throws(HaulError) {
+        let what = switch status.kind {
+        case .regular where status.ownerID != SystemCalls.effectiveUserID: "a file of user \(status.ownerID)"
+        case .regular: "a file with \(status.links) links"
+        case .directory: "a directory"
+        case .symlink: "a symbolic link"
+        case .other: "not a regular file"
+        }
+        guard status.kind != .directory else {
+            throw HaulError(.fileSystem, "\(path) is \(what), not a part file; remove it to download here")
+        }
+        do {
+            try SystemCalls.removeEntry(in: directory, name, path: path)
+        } catch {
+            throw HaulError(error.code, "\(path) is \(what), not a part file of this user's, and cannot be removed: \(error.message)")
+        }
+    }
+}
