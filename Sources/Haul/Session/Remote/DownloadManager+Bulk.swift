@@ -1,0 +1,47 @@
+import Foundation
+
+/// Pausing and resuming everything at once (aria2's `pauseAll`, `unpauseAll`).
+extension DownloadManager {
+    /// Pauses every queued and running download, keeping bytes and resume state, and returns
+    /// once all of them have stopped. Admission is suspended meanwhile, so that no slot a
+    /// stopping download frees (and no group a paused one ends) starts a download on the way.
+    /// All keep their places in the queue; those that ran (waiting for their server included)
+    /// go to the front, in the order they were added.
+    package func pauseAll() async {
+        admissionSuspended = true
+        defer {
+            admissionSuspended = false
+            admitQueued()
+        }
+        var stopping: [DownloadID] = []
+        var ran: Set<DownloadID> = []
+        for id in order where [.queued, .running].contains(records[id]?.machine.publicState) {
+            guard var record = records[id] else { continue }
+            // Those waiting for their server (shown queued) ran too.
+            let wasUnderway = record.machine.isUnderway
+            let action = record.machine.pause()
+            records[id] = record
+            if case .rejected = action { continue }
+            perform(action, for: id)
+            if wasUnderway { ran.insert(id) }
+            if case .stopTransfer = action { stopping.append(id) }
+        }
+        for id in stopping { await waitUntilStopped(id) }
+        // Each went to the front of its priority as it stopped, in whatever order they
+        // stopped; as a batch they take the front in the order they were added.
+        for id in order.reversed() where ran.contains(id) && scheduler.isHeld(id) {
+            guard let record = records[id] else { continue }
+            scheduler.dequeue(id)
+            enqueueForScheduling(record, held: true, atFront: true)
+        }
+    }
+
+    /// Queues every paused download again (not failed ones), in the order they were added,
+    /// and returns their IDs.
+    @discardableResult
+    package func resumeAllPaused() -> [DownloadID] {
+        let paused = order.filter { records[$0]?.machine.state == .paused }
+        for id in paused { try? resume(id) }
+        return paused
+    }
+}
