@@ -116,7 +116,7 @@ import Glibc
         let url = "http://127.0.0.1:\(reserved.port)/file/never.bin"
         try await withTemporaryDirectory { directory in
             let result = try await HaulProcess.run([
-                "get", "--json", "--retries", "0", "--retry-wait", "0.1", "--retry-until", "1.5s", url,
+                "get", "--json", "--retries", "0", "--retry-wait", "0.1", "--retry-until", "4s", url,
             ], in: directory.url)
             #expect(result.status == 4, "stderr: \(result.stderr)")
             let events = try JSONEventLine.decodeAll(result.stdoutLines)
