@@ -68,7 +68,7 @@ struct GetRun: Sendable {
             return ExitStatus(for: error)
         }
         // Subscribe before adding, so that no event of the batch is missed.
-        let events = manager.events()
+        let events = manager.events(of: mode.followedEvents)
         let group: DownloadGroup
         do {
             // Each run is its own group; downloads continued from earlier runs move into it.

@@ -21,15 +21,31 @@ extension TransferRunner {
             }
         }
         if state.bytesOnDisk >= syncBeforePlacementThreshold { try await Self.sync(state.part) }
-        let identity = try state.part.identity()
+        let described = try state.part.describe()
         state.part.close()
         let name = FileNaming.resolveName(
             requested: state.request.fileName, contentDisposition: state.contentDisposition,
             originalURL: state.request.url, finalURL: state.finalURL)
         let intent = PlacementIntent(
             directory: state.request.directory.path, name: name, policy: state.request.conflictPolicy,
-            device: identity.device, inode: identity.inode, length: state.bytesOnDisk)
-        return .verified(VerifiedFile(intent: intent, partPath: state.part.path, checksums: computed, bytes: state.bytesOnDisk))
+            device: described.identity.device, inode: described.identity.inode, length: state.bytesOnDisk)
+        let marked = Self.nameNeedsNoResponse(state)
+        if marked {
+            // From here a kill loses nothing: a new process places `.done` files it finds
+            // (the name it would give is this one), instead of fetching them again.
+            try state.part.markVerified()
+        }
+        return .verified(VerifiedFile(
+            intent: intent, part: state.part, isMarkedVerified: marked, checksums: computed, bytes: state.bytesOnDisk,
+            stamp: Placement.Stamp(size: described.size, modified: described.modified)))
+    }
+
+    /// Whether the file's name follows from its request alone (a name asked for, or the URL's
+    /// when there was neither a Content-Disposition nor a redirect): what a new process must
+    /// know to place a verified part file without the response (`DownloadManager+Recovery`).
+    static func nameNeedsNoResponse(_ state: TransferState) -> Bool {
+        state.request.fileName != nil
+            || (state.contentDisposition == nil && (state.finalURL == nil || state.finalURL == state.request.url))
     }
 
     /// With `.skip` or `.fail` and a name known before any byte is fetched, decide now
@@ -47,18 +63,41 @@ extension TransferRunner {
 struct VerifiedFile: Sendable {
     /// Recorded durably before the rename.
     let intent: PlacementIntent
-    let partPath: String
+    /// The closed part file.
+    let part: PartFile
+    /// Renamed to `part.verifiedPath` (`PartFile.markVerified`).
+    let isMarkedVerified: Bool
     /// The digests computed while the bytes arrived (those requested were checked).
     let checksums: [Checksum]
     let bytes: Int64
+    /// Size and modification time read before the rename, which changes neither.
+    let stamp: Placement.Stamp
 
-    /// Renames the part file into place under the intent's name and conflict policy.
+    /// Where the file lands if its name is free (or replaced): what the store records with the
+    /// intent before the rename, so that the rename needs no write of its own.
+    var expectedPath: String { Placement.join(intent.directory, intent.name) }
+
+    /// Where the verified bytes are now.
+    var partPath: String { isMarkedVerified ? part.verifiedPath : part.path }
+
+    /// Renames the part file into place under the intent's name and conflict policy. A file
+    /// that cannot be placed goes back to being a part file (`keepAsPart`).
     func place() -> TransferResult {
         do {
-            let placed = try Placement.place(partPath: partPath, directory: intent.directory, name: intent.name, policy: intent.policy)
-            return .completed(placed.stamped(), checksums: checksums, bytes: bytes)
+            var placed = try Placement.place(partPath: partPath, directory: intent.directory, name: intent.name, policy: intent.policy)
+            // A skipped file is someone else's: its own size and time are looked at.
+            placed = placed.skipped ? placed.stamped() : Placement.Result(path: placed.path, skipped: false, stamp: stamp)
+            return .completed(placed, checksums: checksums, bytes: bytes)
         } catch {
+            keepAsPart()
             return .failed(error)
         }
+    }
+
+    /// The file will not be placed now (its intent was not recorded, or its name is taken):
+    /// a verified file is renamed back to its part file, where the next attempt of its
+    /// download expects its bytes (and a new process trusts a `.part` with nothing).
+    func keepAsPart() {
+        if isMarkedVerified { part.unmarkVerified() }
     }
 }

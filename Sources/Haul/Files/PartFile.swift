@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// A `.part` file being filled, owned by exactly one transfer at a time.
@@ -9,7 +10,40 @@ struct PartFile: Sendable {
     private(set) var descriptor: Int32?
 
     init(directory: String, key: String) {
-        self.path = Placement.join(directory, ".haul-\(key).part")
+        self.path = Placement.join(directory, Self.prefix + key + Self.partSuffix)
+    }
+
+    /// Where a part file whose bytes were all verified waits for its placement:
+    /// `.haul-KEY.done` beside it. Only `markVerified` makes one, after length and checksums
+    /// matched, so a new process that finds it may put it in place without fetching anything
+    /// (see `DownloadManager+Recovery`); a `.part` proves nothing about its bytes.
+    var verifiedPath: String { String(path.dropLast(Self.partSuffix.count)) + Self.verifiedSuffix }
+
+    private static let partSuffix = ".part"
+    private static let verifiedSuffix = ".done"
+
+    /// The keys of the verified part files (`.haul-KEY.done`) in `directory`.
+    static func verifiedKeys(inDirectory directory: String) -> Set<String> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        var keys: Set<String> = []
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(verifiedSuffix) {
+            keys.insert(String(name.dropFirst(prefix.count).dropLast(verifiedSuffix.count)))
+        }
+        return keys
+    }
+
+    private static let prefix = ".haul-"
+
+    /// Renames the closed, verified part file to `verifiedPath` (replacing a stale one).
+    func markVerified() throws(HaulError) {
+        precondition(descriptor == nil, "a verified part file is closed first")
+        try SystemCalls.renameReplacing(from: path, to: verifiedPath)
+    }
+
+    /// Undoes `markVerified`: the file was not placed, and its download's next attempt
+    /// continues (or revalidates) the part file. Does nothing if there is no verified file.
+    func unmarkVerified() {
+        try? SystemCalls.renameReplacing(from: verifiedPath, to: path)
     }
 
     var isOpen: Bool { descriptor != nil }
@@ -112,14 +146,17 @@ struct PartFile: Sendable {
         }
     }
 
-    /// Device and inode: they survive the rename into place, so recovery can find the file.
-    func identity() throws(HaulError) -> SystemCalls.FileIdentity {
-        guard let descriptor else { preconditionFailure("identity of a closed part file") }
-        return try SystemCalls.identity(descriptor, path: path)
+    /// Device, inode, size and modification time of the open part file: the first two survive
+    /// the rename into place (recovery finds the file by them), the last two are what it will
+    /// show there.
+    func describe() throws(HaulError) -> (identity: SystemCalls.FileIdentity, size: Int64, modified: Double) {
+        guard let descriptor else { preconditionFailure("describe a closed part file") }
+        return try SystemCalls.describe(descriptor, path: path)
     }
 
-    /// Deletes the part file.
+    /// Deletes the part file, and a verified one waiting for its placement.
     func discard() {
         try? SystemCalls.removeFile(path)
+        try? SystemCalls.removeFile(verifiedPath)
     }
 }

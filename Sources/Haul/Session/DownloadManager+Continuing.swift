@@ -63,9 +63,13 @@ extension DownloadManager {
     /// the batch, not the store's history.
     private func loadEarlierFinished(matching requests: [DownloadRequest]) async throws(HaulError) {
         guard finishedLeftInStore, !requests.isEmpty else { return }
-        let rows = try await store.finished(session: session, matching: Set(requests.map { DownloadPlace(KeptRequest($0)) }))
+        var rows = try await store.finished(session: session, matching: Set(requests.map { DownloadPlace(KeptRequest($0)) }))
+        // A completed row whose file a dead process left verified and not yet renamed.
+        let verifiedLeft = Self.rowsWithVerifiedFiles(rows)
+        let moved = verifiedLeft.isEmpty ? [] : await finishInterruptedPlacements(&rows) { verifiedLeft.contains($0.id) }
         for row in rows where !records.contains(row.id) {
             adoptLoaded(loadedRecord(row))
+            if moved.contains(row.id) { markDirty(row.id) }
         }
     }
 
@@ -111,7 +115,7 @@ extension DownloadManager {
         guard let record = records[id], record.group != name else { return }
         groups.move(id, from: record.group, to: name, finished: record.isFinished)
         records[id]?.group = name
-        markWholeRowDirty(id)
+        carryOut(writes.changed(id, .group))
     }
 
     private func continueAdopted(_ id: DownloadID) {
@@ -120,7 +124,7 @@ extension DownloadManager {
         case .paused, .failed:
             try? resume(id)
         case .completed:
-            hub.emit(.completed(record.info))
+            if hub.wants(.completed) { hub.emit(.completed(record.info)) }
         case .queued, .running, .canceled:
             break
         }
