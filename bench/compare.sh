@@ -16,7 +16,8 @@
 #   (i) 600 × 64 KiB over HTTPS with HTTP/2 (nginx) through a forwarder adding 20 ms each way
 # The runs of a job take turns between its tools (interleaved), RUNS rounds.
 # Usage: bench/compare.sh [WORKDIR]     env: RUNS (default 3), JOBS (default "a b c d e f g i";
-#        g also prints h), HAUL_BINARY (a release haul to use instead of building one)
+#        g also prints h), WHERE (default "tmpfs disk"), HAUL_BINARY (a release haul to use
+#        instead of building one)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
@@ -240,7 +241,7 @@ fi
 
 echo "| job | output | tool | wall s | CPU s | peak MiB |"
 echo "|---|---|---|---|---|---|"
-for where in tmpfs disk; do
+for where in ${WHERE:-tmpfs disk}; do
     if [ "$where" = tmpfs ]; then target=$(mktemp -d /dev/shm/haul-compare.XXXXXX); else target="$work/out"; fi
     for job in $jobs; do
         case $job in
