@@ -89,9 +89,10 @@ extension DownloadManager {
         let storedKey = PartKey(parsing: row.partKey)
         let partKey = storedKey ?? PartKey(for: row.request).owned(by: row.id)
         if storedKey == nil { markWholeRowDirty(row.id) }
+        // The row's kept request as it is: its URL is parsed once, for the host.
         var record = Record(
-            id: row.id, request: row.request, group: row.group, partKey: partKey,
-            host: internedHost(of: row.request.url), position: row.position, createdAt: row.createdAt)
+            id: row.id, kept: row.kept, group: row.group, partKey: partKey,
+            host: internedHost(of: URL(string: row.kept.urlText) ?? row.request.url), position: row.position, createdAt: row.createdAt)
         var details = RecordDetails()
         details.finalURL = row.finalURL
         details.fileURL = row.filePath.map { URL(fileURLWithPath: $0, isDirectory: false) }

@@ -23,8 +23,13 @@ extension DownloadManager {
         private var detailsBox: DetailsBox?
 
         init(id: DownloadID, request: DownloadRequest, group: String?, partKey: PartKey, host: String, position: Int64, createdAt: Date) {
+            self.init(id: id, kept: KeptRequest(request), group: group, partKey: partKey, host: host, position: position, createdAt: createdAt)
+        }
+
+        /// A record of a request kept already (a stored row's).
+        init(id: DownloadID, kept: KeptRequest, group: String?, partKey: PartKey, host: String, position: Int64, createdAt: Date) {
             self.id = id
-            self.kept = KeptRequest(request)
+            self.kept = kept
             self.group = group
             self.partKey = partKey
             self.host = host
