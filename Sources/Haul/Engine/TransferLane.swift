@@ -15,7 +15,8 @@ import NIOConcurrencyHelpers
 /// Stopping one transfer (pause, cancel, the read-timeout watchdog) cancels the task of the
 /// worker running it; that worker reports the transfer's end and then leaves, and the next
 /// transfer submitted starts a new worker. A transfer stopped before a worker took it ends
-/// at once, stopped; one submitted after `close` ends at once, failed. Every submitted
+/// at once, stopped (failed, when the watchdog stopped it); one submitted after `close` ends
+/// at once, failed. Every submitted
 /// transfer ends exactly once.
 final class TransferLane: Sendable {
     /// One transfer to run: what `TransferRunner.run` needs.
@@ -125,9 +126,18 @@ final class TransferLane: Sendable {
         }
         switch found {
         case .running(let task): task?.cancel()
-        case .queued(let job): finish(nil, Ended(id: id, transfer: job.transfer, result: .stopped))
+        case .queued(let job): finish(nil, Ended(id: id, transfer: job.transfer, result: Self.stoppedBeforeStart(job)))
         case .none: break
         }
+    }
+
+    /// How a transfer stopped before a worker took it ends: as the runner would have ended it.
+    /// The read-timeout watchdog stops transfers nobody else asked to stop; a transfer that
+    /// waited here longer than the read timeout (a machine too busy to start a worker) is a
+    /// transient failure, retried, not a stop.
+    private static func stoppedBeforeStart(_ job: Job) -> TransferResult {
+        guard job.live.timedOut else { return .stopped }
+        return .failed(HaulError(.timeout, "\(job.transfer.request.url): no data received for longer than the read timeout"))
     }
 
     /// Every end reported since the last call, in the order they ended.

@@ -150,7 +150,10 @@ extension DownloadManager {
                 if hub.keepsOutbox { Task { await self?.scheduleWrite() } }
             },
             checkpoint: { checkpoint in await self.recordCheckpoint(id, checkpoint) })
-        // On a worker of the lane: no task per transfer, and the end comes back in a batch.
+        // On a worker of the lane: no task per transfer, and the end comes back in a batch. The
+        // watchdog's clock starts now, so that a stop it orders before a worker took the
+        // attempt still ends it as a timeout (`TransferLane.stop`).
+        live.attemptStarted()
         lane.submit(TransferLane.Job(id: id, transfer: transfer, live: live, reporter: reporter))
         startTickerIfNeeded()
     }
