@@ -1,9 +1,17 @@
 # Helpers for the bench scripts: nginx on 127.0.0.1 only, the peers, and a release haul.
 # Source this file.
-# nginx_start ROOT PORT [EXTRA_LOCATION_CONFIG] → starts nginx in the background, sets NGINX_DIR.
+# nginx_start ROOT PORT [EXTRA_LOCATION_CONFIG] [CERT KEY] → starts nginx in the background,
+# sets NGINX_DIR (and adds it to NGINX_DIRS, which nginx_stop stops). With CERT and KEY it
+# serves HTTPS with HTTP/2 offered (ALPN) instead of plain HTTP.
 nginx_start() {
-    local root=$1 port=$2 extra=${3:-}
+    local root=$1 port=$2 extra=${3:-} cert=${4:-} key=${5:-}
+    local listen="listen 127.0.0.1:$port;" scheme=http
+    if [ -n "$cert" ]; then
+        listen="listen 127.0.0.1:$port ssl http2; ssl_certificate $cert; ssl_certificate_key $key;"
+        scheme=https
+    fi
     NGINX_DIR=$(mktemp -d /tmp/haul-nginx.XXXXXX)
+    NGINX_DIRS+=("$NGINX_DIR")
     cat > "$NGINX_DIR/nginx.conf" <<CONF
 worker_processes 2;
 pid $NGINX_DIR/nginx.pid;
@@ -21,7 +29,7 @@ http {
     uwsgi_temp_path $NGINX_DIR/uwsgi;
     scgi_temp_path $NGINX_DIR/scgi;
     server {
-        listen 127.0.0.1:$port;
+        $listen
         root $root;
         $extra
     }
@@ -29,14 +37,18 @@ http {
 CONF
     nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" || return 1
     for _ in $(seq 1 50); do
-        curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
+        curl -sk -o /dev/null "$scheme://127.0.0.1:$port/" && return 0
         sleep 0.1
     done
     echo "nginx did not start" >&2; return 1
 }
 
+NGINX_DIRS=()
 nginx_stop() {
-    [ -n "${NGINX_DIR:-}" ] && [ -f "$NGINX_DIR/nginx.pid" ] && kill "$(cat "$NGINX_DIR/nginx.pid")" 2>/dev/null || true
+    local dir
+    for dir in "${NGINX_DIRS[@]}"; do
+        [ -f "$dir/nginx.pid" ] && kill "$(cat "$dir/nginx.pid")" 2>/dev/null || true
+    done
 }
 
 # A free TCP port on 127.0.0.1.

@@ -19,8 +19,8 @@ struct GetCommand: AsyncParsableCommand {
             strong validator, and the file is at least twice --min-split-size. Connections that \
             finish take half of the largest remaining segment.
 
-            Part files (.haul-KEY.part and .haul-KEY.resume) live in the destination directory \
-            until the file is verified and renamed into place. After Ctrl-C, running the same \
+            Part files (.haul-KEY.part, and .haul-KEY.done once verified) live in the destination \
+            directory until the file is renamed into place. After Ctrl-C, running the same \
             command again continues from the bytes on disk, and starts over when the file on \
             the server has changed.
 

@@ -70,7 +70,7 @@ struct GetRun: Sendable {
             return ExitStatus(for: error)
         }
         // Subscribe before adding, so that no event of the batch is missed.
-        let events = manager.managerEvents()
+        let events = manager.managerEvents(of: mode.followedEvents)
         let group: DownloadGroup
         var resources: [ResourcePlan] = []
         do {

@@ -43,6 +43,20 @@ struct JSONTextTests {
         ] {
             #expect(intent.jsonText == (try Self.reference(intent)))
             #expect(try JSONDecoder().decode(PlacementIntent.self, from: Data(intent.jsonText.utf8)) == intent)
+            #expect(PlacementIntent(jsonText: intent.jsonText) == intent)
         }
+    }
+
+    /// The flat reader gives back what `JSONText` wrote, and refuses what it did not write.
+    @Test func flatReaderReadsWhatTheWriterWrote() throws {
+        let metadata = Dictionary(uniqueKeysWithValues: Self.awkward.enumerated().map { ("k\($0.offset) \($0.element)", $0.element) })
+        let members = try #require(JSONFlatReader.object(JSONText.object(metadata)))
+        #expect(members == metadata.mapValues { .string($0) })
+        #expect(JSONFlatReader.object("{}") == [:])
+        #expect(JSONFlatReader.object("{\"a\":-12,\"b\":\"\\u00e9\"}") == ["a": .integer("-12"), "b": .string("é")])
+        for bad in ["", "{", "{\"a\"}", "{\"a\":[1]}", "{\"a\":{}}", "{\"a\":1,}", "{\"a\":1} x", "{\"a\":\"\\q\"}"] {
+            #expect(JSONFlatReader.object(bad) == nil, "\(bad)")
+        }
+        #expect(PlacementIntent(jsonText: "{\"name\":\"x\"}") == nil)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Haul
 
@@ -93,6 +94,41 @@ struct StoreWriteQueueTests {
         #expect(retry.segments == [id(1)])
         #expect(retry.placements.map(\.id) == [id(2), id(4)])
         #expect(retry.deletions == [id(3)])
+    }
+
+    /// A completion written with its intent goes even with a row written whole (after it, in
+    /// the same transaction), and is dropped when its file was not placed.
+    @Test func completionIsWrittenAfterAWholeRowAndDroppedWhenNotPlaced() {
+        var writes = queue()
+        var completed = placement(1)
+        completed.completion = StoredDownload(
+            id: id(1), session: "s", group: nil, position: 1, kept: KeptRequest(DownloadRequest(
+                url: URL(string: "http://h/f1")!, directory: URL(fileURLWithPath: "/d"))),
+            partKey: "0000000000000001", state: .completed, finalURL: nil, validator: nil, expectedLength: 10,
+            durableOffset: 10, placement: completed.intent, filePath: "/d/f1", fileSize: 10, fileModified: nil,
+            skipped: false, verifiedChecksums: [], error: nil, attempts: 1, createdAt: Date(), updatedAt: Date())
+        _ = writes.placementRecorded(completed, othersFetching: false)
+        _ = writes.changed(id(1), .wholeRow)
+        #expect(writes.takeBatch().placements.map(\.id) == [id(1)])
+        _ = writes.placementRecorded(completed, othersFetching: false)
+        _ = writes.placementRecorded(placement(2), othersFetching: false)
+        writes.dropCompletion(of: id(1))
+        #expect(writes.takeBatch().placements.map(\.id) == [id(2)])
+    }
+
+    /// A move to another group writes the group column alone, unless the row is written whole.
+    @Test func groupMovesAreNarrowUnlessTheRowIsWrittenWhole() {
+        var writes = queue()
+        #expect(writes.changed(id(1), .group) == .armTimer(.flush, after: .milliseconds(50)))
+        _ = writes.changed(id(2), .group)
+        _ = writes.changed(id(2), .wholeRow)
+        #expect(writes.owes(id(1)))
+        let batch = writes.takeBatch()
+        #expect(batch.groupMoves == [id(1)])
+        #expect(batch.progress == [id(2)])
+        #expect(writes.isEmpty)
+        writes.batchFailed(batch)
+        #expect(writes.owes(id(1)))
     }
 
     /// What is owed already (events, a failed batch) arms the flush timer on request.

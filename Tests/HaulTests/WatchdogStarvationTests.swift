@@ -35,4 +35,17 @@ struct WatchdogStarvationTests {
         other.excuseSilence(.seconds(60), now: now)
         #expect(other.timeOutIfSilent(longerThan: .seconds(2), now: now + .milliseconds(2100)))
     }
+
+    /// A timeout declared while an attempt waited for a worker of the lane stands when the
+    /// runner begins it (the attempt then ends as a timeout, never as a stop nobody asked
+    /// for); the next attempt submitted starts without one.
+    @Test func timeoutBeforeTheRunnerBeganStands() {
+        let live = LiveTransfer()
+        live.attemptStarted()
+        #expect(live.timeOutIfSilent(longerThan: .seconds(2), now: ContinuousClock.now + .seconds(3)))
+        live.runnerBegan()
+        #expect(live.timedOut)
+        live.attemptStarted()
+        #expect(!live.timedOut)
+    }
 }

@@ -44,7 +44,15 @@ final class LiveTransfer: Sendable {
         }
     }
 
-    /// An attempt starts: the silence clock starts from now, with no hold and no timeout.
+    /// The runner began the attempt submitted last: the silence clock starts again from now
+    /// (time spent waiting for a worker is not silence). A timeout the watchdog declared
+    /// meanwhile stands: the attempt then ends as a timeout, not as a stop nobody asked for.
+    func runnerBegan() {
+        box.withLockedValue { $0.lastHeard = .now }
+    }
+
+    /// An attempt is submitted (`TransferLane.submit`): the silence clock starts from now,
+    /// with no hold and no timeout.
     func attemptStarted() {
         box.withLockedValue { state in
             state.lastHeard = .now

@@ -21,8 +21,16 @@ extension TransferRunner {
             }
         }
         if state.bytesOnDisk >= syncBeforePlacementThreshold { try await Self.sync(state.part) }
-        let identity = try state.part.identity()
+        let described = try state.part.describe()
+        let marked = Self.nameNeedsNoResponse(state)
+        if marked {
+            // From here a kill loses nothing: a new process places `.done` files it finds
+            // (the name it would give is this one), instead of fetching them again.
+            try state.part.markVerified()
+        }
         // The verified file keeps the part open, and so locked, until it has been renamed.
+        // Closed after the rename above (which moves the file's change time), so that a
+        // later attempt still sees it as the file this transfer left (`reopenToContinue`).
         let part = state.part
         state.part.close()
         let name = FileNaming.resolveName(
@@ -30,8 +38,18 @@ extension TransferRunner {
             originalURL: state.request.url, finalURL: state.finalURL)
         let intent = PlacementIntent(
             directory: state.request.directory.path, name: name, policy: state.request.conflictPolicy,
-            device: identity.device, inode: identity.inode, length: state.bytesOnDisk)
-        return .verified(VerifiedFile(intent: intent, part: part, checksums: computed, bytes: state.bytesOnDisk))
+            device: described.identity.device, inode: described.identity.inode, length: state.bytesOnDisk)
+        return .verified(VerifiedFile(
+            intent: intent, part: part, isMarkedVerified: marked, checksums: computed, bytes: state.bytesOnDisk,
+            stamp: Placement.Stamp(size: described.size, modified: described.modified)))
+    }
+
+    /// Whether the file's name follows from its request alone (a name asked for, or the URL's
+    /// when there was neither a Content-Disposition nor a redirect): what a new process must
+    /// know to place a verified part file without the response (`DownloadManager+Recovery`).
+    static func nameNeedsNoResponse(_ state: TransferState) -> Bool {
+        state.request.fileName != nil
+            || (state.contentDisposition == nil && (state.finalURL == nil || state.finalURL == state.request.url))
     }
 
     /// With `.skip` or `.fail` and a name known before any byte is fetched, decide now
@@ -51,17 +69,45 @@ struct VerifiedFile: Sendable {
     let intent: PlacementIntent
     /// Still open and locked: no other writer can touch it before the rename.
     let part: PartFile
+    /// Renamed to `part.verifiedName` (`PartFile.markVerified`).
+    let isMarkedVerified: Bool
     /// The digests computed while the bytes arrived (those requested were checked).
     let checksums: [Checksum]
     let bytes: Int64
+    /// Size and modification time read before the rename, which changes neither.
+    let stamp: Placement.Stamp
 
-    /// Renames the part file into place under the intent's name and conflict policy.
+    /// Where the file lands if its name is free (or replaced): what the store records with the
+    /// intent before the rename, so that the rename needs no write of its own.
+    var expectedPath: String { Placement.join(intent.directory, intent.name) }
+
+    /// Renames the part file into place under the intent's name and conflict policy. A file
+    /// that cannot be placed goes back to being a part file (`keepAsPart`).
     func place() -> TransferResult {
         do {
-            let placed = try Placement.place(part, name: intent.name, policy: intent.policy)
-            return .completed(placed.stamped(), checksums: checksums, bytes: bytes)
+            var placed = try Placement.place(
+                part, from: isMarkedVerified ? part.verifiedName : part.name, name: intent.name, policy: intent.policy)
+            // A skipped file is someone else's: its own size and time are looked at.
+            placed = placed.skipped ? placed.stamped() : Placement.Result(path: placed.path, skipped: false, stamp: stamp)
+            return .completed(placed, checksums: checksums, bytes: bytes)
         } catch {
+            keepAsPart()
             return .failed(error)
         }
+    }
+
+    /// The file will not be placed now (its intent was not recorded, or its name is taken):
+    /// a verified file is renamed back to its part file, where the next attempt of its
+    /// download expects its bytes (and a new process trusts a `.part` with nothing).
+    func keepAsPart() {
+        if isMarkedVerified { part.unmarkVerified() }
+    }
+
+    /// The file as it is now, while this value still holds it open: after `keepAsPart` (whose
+    /// rename moves the change time), what the transfer records as the file it left
+    /// (`PartFile.lastSeen`), so that a later attempt continues its bytes.
+    func currentStatus() -> SystemCalls.EntryStatus? {
+        guard let descriptor = part.handle?.descriptor else { return nil }
+        return try? SystemCalls.status(descriptor, path: part.path)
     }
 }

@@ -62,7 +62,7 @@ struct TransferRunner: Sendable {
 
     func run(_ state: inout TransferState, live: LiveTransfer, reporter: TransferReporter) async -> TransferResult {
         live.adoptSpeedLimit(state.request.maxBytesPerSecond)
-        live.attemptStarted()
+        live.runnerBegan()
         // A limit changed while this ran stays with the state for the next attempt; where the
         // bytes came from is over with it (and the probe would keep the attempt's job alive).
         defer {

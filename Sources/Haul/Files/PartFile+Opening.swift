@@ -42,9 +42,12 @@ extension PartFile {
     private static let openAttempts = 8
 
     /// Opens and locks the part file (once; later calls keep the open one). `creating`: make
-    /// it when missing. Returns false when it is missing and `creating` is false.
-    mutating func acquire(creating: Bool) throws(HaulError) -> Bool {
+    /// it when missing. Returns false when it is missing and `creating` is false. With
+    /// `verified`, the entry opened is the verified one (`verifiedName`), never created.
+    mutating func acquire(creating: Bool, verified: Bool = false) throws(HaulError) -> Bool {
         if handle != nil { return true }
+        let name = verified ? verifiedName : self.name
+        let creating = creating && !verified
         let directory = try followsDirectoryLinks
             ? SystemCalls.openDirectory(directoryPath) : SystemCalls.openDirectoryWithoutLinks(directoryPath)
         var opened: OpenPartFile?
@@ -78,7 +81,7 @@ extension PartFile {
             }
             guard status.kind == .regular, status.links == 1, status.ownerID == SystemCalls.effectiveUserID else {
                 SystemCalls.close(descriptor)
-                try setAside(status, in: directory)
+                try setAside(status, in: directory, entry: name)
                 continue
             }
             let locked: Bool
@@ -140,22 +143,49 @@ extension PartFile {
     /// Size on disk now, or nil when there is no usable part file.
     func existingSize() -> Int64? { existing()?.size }
 
-    /// Deletes the part file, by name in its directory: the open one if this copy holds it;
-    /// otherwise only one no other process is writing (it takes the lock first).
+    /// Deletes the part file (or its verified entry), by name in its directory: the open one
+    /// if this copy holds it; otherwise only one no other process is writing (it takes the
+    /// lock first).
     func discard() {
         if let handle {
-            if handle.isNamed(name) { try? SystemCalls.removeEntry(in: handle.directory, name, path: path) }
+            for entry in [name, verifiedName] where handle.isNamed(entry) {
+                try? SystemCalls.removeEntry(in: handle.directory, entry, path: Placement.join(directoryPath, entry))
+            }
             return
         }
-        var unopened = self
-        unopened.directoryIdentity = nil
-        guard (try? unopened.acquire(creating: false)) == true, let handle = unopened.handle else { return }
-        if handle.isNamed(name) { try? SystemCalls.removeEntry(in: handle.directory, name, path: path) }
+        for verified in [false, true] {
+            var unopened = self
+            unopened.directoryIdentity = nil
+            guard (try? unopened.acquire(creating: false, verified: verified)) == true, let handle = unopened.handle else { continue }
+            let entry = verified ? verifiedName : name
+            if handle.isNamed(entry) { try? SystemCalls.removeEntry(in: handle.directory, entry, path: Placement.join(directoryPath, entry)) }
+        }
+    }
+
+    /// Renames the open, verified part file to `verifiedName` in its directory (it stays open
+    /// and locked): from here a kill -9 loses nothing, as a new process places it.
+    func markVerified() throws(HaulError) {
+        guard let handle else { preconditionFailure("marking a closed part file") }
+        guard handle.isNamed(name) else {
+            throw HaulError(.fileSystem, "\(path) was replaced or removed before it could be placed; nothing was moved")
+        }
+        try SystemCalls.renameReplacing(in: handle.directory, from: name, to: verifiedName, path: verifiedPath)
+        guard handle.isNamed(verifiedName) else {
+            throw HaulError(.fileSystem, "\(verifiedPath) was replaced while it was being marked verified")
+        }
+    }
+
+    /// Undoes `markVerified`: the file was not placed, and its download's next attempt
+    /// continues (or revalidates) the part file. Does nothing unless the verified entry is
+    /// this very file.
+    func unmarkVerified() {
+        guard let handle, handle.isNamed(verifiedName) else { return }
+        try? SystemCalls.renameReplacing(in: handle.directory, from: verifiedName, to: name, path: path)
     }
 
     /// Removes what is under the part file's name but is not a part file of this user's (a
     /// directory is not touched); says so when it cannot.
-    private func setAside(_ status: SystemCalls.EntryStatus, in directory: Int32) throws(HaulError) {
+    private func setAside(_ status: SystemCalls.EntryStatus, in directory: Int32, entry name: String) throws(HaulError) {
         let what = switch status.kind {
         case .regular where status.ownerID != SystemCalls.effectiveUserID: "a file of user \(status.ownerID)"
         case .regular: "a file with \(status.links) links"

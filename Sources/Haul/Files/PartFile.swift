@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// A `.part` file being filled, owned by exactly one transfer at a time.
@@ -31,8 +32,31 @@ struct PartFile: Sendable {
 
     init(directory: String, key: String) {
         self.directoryPath = directory
-        self.name = ".haul-\(key).part"
+        self.name = Self.prefix + key + Self.partSuffix
         self.path = Placement.join(directory, name)
+    }
+
+    /// The name a part file whose bytes were all verified has while it waits for its
+    /// placement: `.haul-KEY.done`. Only `markVerified` gives it, after length and checksums
+    /// matched, so a new process that finds one may put it in place without fetching anything
+    /// (`DownloadManager+InterruptedPlacement`); a `.part` proves nothing about its bytes.
+    var verifiedName: String { String(name.dropLast(Self.partSuffix.count)) + Self.verifiedSuffix }
+    /// `verifiedName` in the directory.
+    var verifiedPath: String { Placement.join(directoryPath, verifiedName) }
+
+    private static let prefix = ".haul-"
+    private static let partSuffix = ".part"
+    private static let verifiedSuffix = ".done"
+
+    /// The keys of the verified part files (`.haul-KEY.done`) in `directory`: one listing for
+    /// a whole directory, instead of a look-up per download.
+    static func verifiedKeys(inDirectory directory: String) -> Set<String> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        var keys: Set<String> = []
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(verifiedSuffix) {
+            keys.insert(String(name.dropFirst(prefix.count).dropLast(verifiedSuffix.count)))
+        }
+        return keys
     }
 
     var isOpen: Bool { handle != nil }
@@ -127,9 +151,11 @@ struct PartFile: Sendable {
         }
     }
 
-    /// Device and inode: they survive the rename into place, so recovery can find the file.
-    func identity() throws(HaulError) -> SystemCalls.FileIdentity {
-        guard let handle else { preconditionFailure("identity of a closed part file") }
-        return handle.identity
+    /// Device, inode, size and modification time of the open part file: the first two survive
+    /// the rename into place (recovery finds the file by them), the last two are what it will
+    /// show there.
+    func describe() throws(HaulError) -> (identity: SystemCalls.FileIdentity, size: Int64, modified: Double) {
+        guard let handle else { preconditionFailure("describe a closed part file") }
+        return try SystemCalls.describe(handle.descriptor, path: path)
     }
 }

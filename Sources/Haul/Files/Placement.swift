@@ -35,30 +35,33 @@ enum Placement {
     /// picks). Everything happens by name inside the directory's descriptor, so neither a link
     /// planted under a name nor a directory swapped for a link since moves anything elsewhere;
     /// and the entry renamed must be the very file that was verified, before and after.
-    static func place(_ part: PartFile, name: String, policy: ConflictPolicy) throws(HaulError) -> Result {
+    /// `entry` is the part file's current name: `part.name`, or `part.verifiedName` once marked.
+    static func place(_ part: PartFile, from entry: String? = nil, name: String, policy: ConflictPolicy) throws(HaulError) -> Result {
         guard let open = part.handle else { preconditionFailure("placing a closed part file") }
         let directory = part.directoryPath
-        guard open.isNamed(part.name) else {
-            throw HaulError(.fileSystem, "\(part.path) was replaced or removed before it could be placed; nothing was moved")
+        let entry = entry ?? part.name
+        let entryPath = join(directory, entry)
+        guard open.isNamed(entry) else {
+            throw HaulError(.fileSystem, "\(entryPath) was replaced or removed before it could be placed; nothing was moved")
         }
         let target = join(directory, name)
         switch policy {
         case .overwrite:
-            try SystemCalls.renameReplacing(in: open.directory, from: part.name, to: name, path: target)
+            try SystemCalls.renameReplacing(in: open.directory, from: entry, to: name, path: target)
             try confirm(open, placedAs: name, path: target)
             return Result(path: target, skipped: false)
         case .skip:
             do {
-                try SystemCalls.renameNoReplace(in: open.directory, from: part.name, to: name, path: target)
+                try SystemCalls.renameNoReplace(in: open.directory, from: entry, to: name, path: target)
                 try confirm(open, placedAs: name, path: target)
                 return Result(path: target, skipped: false)
             } catch where error.code == .fileExists {
-                try SystemCalls.removeEntry(in: open.directory, part.name, path: part.path)
+                try SystemCalls.removeEntry(in: open.directory, entry, path: entryPath)
                 return Result(path: target, skipped: true)
             }
         case .fail:
             do {
-                try SystemCalls.renameNoReplace(in: open.directory, from: part.name, to: name, path: target)
+                try SystemCalls.renameNoReplace(in: open.directory, from: entry, to: name, path: target)
             } catch where error.code == .fileExists {
                 throw HaulError(.fileExists, "\(target) already exists; choose another name or conflict policy")
             }
@@ -69,7 +72,7 @@ enum Placement {
                 let candidate = number == 0 ? name : numbered(name, number)
                 let path = join(directory, candidate)
                 do {
-                    try SystemCalls.renameNoReplace(in: open.directory, from: part.name, to: candidate, path: path)
+                    try SystemCalls.renameNoReplace(in: open.directory, from: entry, to: candidate, path: path)
                 } catch where error.code == .fileExists {
                     continue
                 }

@@ -97,16 +97,23 @@ enum SystemCalls {
         var inode: UInt64
     }
 
-    static func identity(_ fd: Int32, path: String) throws(HaulError) -> FileIdentity {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw error(errno, "cannot stat \(path)") }
-        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-    }
-
     /// Identity, size and modification time of a path (not following a final symlink), or nil.
     static func describe(_ path: String) -> (identity: FileIdentity, size: Int64, modified: Double)? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }
+        #if canImport(Darwin)
+        let modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
+        #else
+        let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        #endif
+        return (FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), Int64(info.st_size), modified)
+    }
+
+    /// Identity, size and modification time of an open file: what a verified part file will
+    /// show once renamed into place (a rename changes neither), read before the rename.
+    static func describe(_ fd: Int32, path: String) throws(HaulError) -> (identity: FileIdentity, size: Int64, modified: Double) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw error(errno, "cannot stat \(path)") }
         #if canImport(Darwin)
         let modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
         #else

@@ -19,6 +19,8 @@ extension DownloadManager {
         // moves are not stored at all; a wrapped action decides for itself.
         case .none, .rejected, .stopTransfer, .startTransfer, .handOverSlot, .reclaimSlot, .leaveQueue, .holdInQueue, .giveUpSlot,
              .askForSlot: break
+        // Written with its placement intent, before the rename (DownloadManager+Placement).
+        case .reportCompleted where records[id]?.details.completionStored == true: break
         default: markDirty(id)
         }
         switch action {
@@ -54,7 +56,7 @@ extension DownloadManager {
         case .startTransfer(let attempt):
             startTransfer(id, attempt: attempt)
         case .stopTransfer:
-            records[id]?.details.task?.cancel()
+            lane.stop(id)
         case .scheduleRetry(let attempt, let delay):
             scheduleRetry(id, attempt: attempt, delay: delay)
         case .cancelRetryAndPause:
@@ -90,7 +92,7 @@ extension DownloadManager {
             releaseSlot(id)
             guard let record = records[id] else { return }
             log(.debug, "completed: \(record.details.fileURL?.path ?? "?")", id)
-            hub.emit(.completed(record.info))
+            if hub.wants(.completed) { hub.emit(.completed(record.info)) }
             finish(id)
             wakeStopWaiters(id)
         case .reportFailed(let error):
@@ -137,8 +139,8 @@ extension DownloadManager {
             record.details.transfer = nil
             record.details.attempts += 1
             let live = record.details.live ?? LiveTransfer()
-            // The silence clock restarts here, on the actor, not only when the detached task
-            // gets a thread: otherwise a progress tick in between (a loaded machine, a retry
+            // The silence clock restarts here, on the actor, not only when a worker of the lane
+            // takes the attempt: otherwise a progress tick in between (a loaded machine, a retry
             // after a long wait) could time the new attempt out on the old attempt's silence
             // and cancel it before it began, which ended as a stop nobody asked for.
             live.attemptStarted()
@@ -146,10 +148,11 @@ extension DownloadManager {
             return (transfer, live)
         }
         guard let (transfer, live) = prepared else { return }
-        let runner = self.runner
         let hub = self.hub
         let reporter = TransferReporter(
             started: { [weak self] resumedFrom, finalURL in
+                // Built only for someone who follows it: a batch of small files has no one.
+                guard hub.wants(.started) else { return }
                 hub.emit(.started(id, resumedFrom: resumedFrom, finalURL: finalURL))
                 // A kept `started` event is written with the next batch, not left waiting for
                 // the transfer's first checkpoint.
@@ -159,21 +162,24 @@ extension DownloadManager {
             restartedFromZero: { [logger = configuration.logger] reason in
                 logger.notice("restarting from byte 0: \(reason)", metadata: ["haul.download": "\(id)"])
             })
-        // Detached, so that the transfer starts on a free thread at once instead of first
-        // queueing on this actor, which every other transfer's bookkeeping also needs.
-        records[id]?.details.task = Task.detached { [transfer] in
-            var transfer = transfer
-            let result = await runner.run(&transfer, live: live, reporter: reporter)
-            await self.transferEnded(id, transfer: transfer, result: result)
-        }
+        // On a worker of the lane: no task per transfer, and the end comes back in a batch. The
+        // watchdog's clock started above, so that a stop it orders before a worker took the
+        // attempt still ends it as a timeout (`TransferLane.stop`).
+        lane.submit(TransferLane.Job(id: id, transfer: transfer, live: live, reporter: reporter))
         startTickerIfNeeded()
+    }
+
+    /// The transfers that ended since the last call, concluded in one turn of the actor.
+    func takeTransferEnds() {
+        for ended in lane.takeEnded() {
+            transferEnded(ended.id, transfer: ended.transfer, result: ended.result)
+        }
     }
 
     private func transferEnded(_ id: DownloadID, transfer: TransferState, result: TransferResult) {
         // Changed in place: a copy of the record would copy its details too.
         _ = records.update(id) { record in
             record.details.transfer = transfer
-            record.details.task = nil
             record.details.finalURL = transfer.finalURL ?? record.details.finalURL
             if let snapshot = record.details.live?.snapshot {
                 record.details.progress.completedBytes = snapshot.completedBytes

@@ -62,7 +62,7 @@ extension DownloadManager {
                 ids.append(fresh[fresh.count - 1])
             }
         }
-        for id in replaced { try await remove(id) }
+        try await forgetSpent(replaced)
         for id in adopted { move(id, toGroup: name) }
         try await persistNew(fresh)
         for id in adopted { continueAdopted(id) }
@@ -78,10 +78,24 @@ extension DownloadManager {
     /// the batch, not the store's history.
     private func loadEarlierFinished(matching requests: [DownloadRequest]) async throws(HaulError) {
         guard finishedLeftInStore, !requests.isEmpty else { return }
-        let rows = try await store.finished(session: session, matching: Set(requests.map { DownloadPlace(KeptRequest($0)) }))
+        var rows = try await store.finished(session: session, matching: Set(requests.map { DownloadPlace(KeptRequest($0)) }))
+        // A completed row whose file a dead process left verified and not yet renamed.
+        let verifiedLeft = Self.rowsWithVerifiedFiles(rows)
+        let moved = verifiedLeft.isEmpty ? [] : await finishInterruptedPlacements(&rows) { verifiedLeft.contains($0.id) }
         for row in rows where !records.contains(row.id) {
             adoptLoaded(loadedRecord(row))
+            if moved.contains(row.id) { markDirty(row.id) }
         }
+    }
+
+    /// Forgets earlier downloads that a new one replaces (canceled ones, or completed ones
+    /// whose file changed since: nothing of them runs or is kept), their rows deleted in one
+    /// write. One `remove` each cost a store transaction per file of a batch run again after
+    /// its files were deleted.
+    private func forgetSpent(_ ids: [DownloadID]) async throws(HaulError) {
+        guard !ids.isEmpty else { return }
+        for id in ids { forget(id) }
+        try await store.delete(ids)
     }
 
     /// Stops (if needed) and forgets a download, deleting its part file; with `deletingFile`,
@@ -126,7 +140,7 @@ extension DownloadManager {
         guard let record = records[id], record.group != name else { return }
         groups.move(id, from: record.group, to: name, finished: record.isFinished)
         records[id]?.group = name
-        markWholeRowDirty(id)
+        carryOut(writes.changed(id, .group))
     }
 
     private func continueAdopted(_ id: DownloadID) {
@@ -135,7 +149,7 @@ extension DownloadManager {
         case .paused, .failed:
             try? resume(id)
         case .completed:
-            hub.emit(.completed(record.info))
+            if hub.wants(.completed) { hub.emit(.completed(record.info)) }
         case .queued, .running, .canceled:
             break
         }

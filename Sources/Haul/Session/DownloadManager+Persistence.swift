@@ -37,9 +37,10 @@ extension DownloadManager {
             throw error
         }
         rows = []
+        let announcesQueued = hub.wants(.queued)
         for id in ids {
             guard let record = records[id] else { continue }
-            hub.emit(.queued(id))
+            if announcesQueued { hub.emit(.queued(id)) }
             let paused = record.machine.state == .paused
             if paused { hub.emit(.paused(id, reason: nil)) }
             // Paused ones take their place in the queue too, held (aria2's one waiting queue).
@@ -129,11 +130,12 @@ extension DownloadManager {
             if batch.segments.contains(id) { row.segments = record.details.durable.segments }
             if batch.wholeRows.contains(id) { rows.append(row) } else { changed.append(row) }
         }
+        let groupMoves = batch.groupMoves.compactMap { id in records[id].map { GroupMove(id: id, group: $0.group) } }
         // Now and then, the outbox's oldest events beyond the bound go with the write.
         let trimsEvents = eventsSinceTrim + events.count >= Self.eventsBetweenTrims
         do {
             try await store.save(
-                rows, progressOf: changed, placements: batch.placements, deleting: batch.deletions,
+                rows, progressOf: changed, movingGroups: groupMoves, placements: batch.placements, deleting: batch.deletions,
                 deletingGroups: batch.deletedGroups, events: events,
                 trimmingEventsTo: trimsEvents ? configuration.retention.maxKeptEvents : nil, session: session)
             eventsSinceTrim = trimsEvents ? 0 : eventsSinceTrim + events.count

@@ -1,8 +1,14 @@
+import Foundation
+
 /// Putting verified files in place, a batch at a time.
 ///
 /// Where a file goes must be durable before it is renamed there, so that a crash right after
 /// the rename is recognised as a completed download (found by its inode) and not fetched a
-/// second time. Written one transaction per file, as it first was, the intents of thousands of
+/// second time. That one write records the download completed as well, at the path the rename
+/// is expected to give: when the rename does give it (nearly always), nothing more is
+/// written for the file, so a download costs two row writes in all (added, completed). A crash
+/// between that write and the rename leaves the verified file as `.haul-KEY.done`, which a
+/// later process puts in place (`DownloadManager+Recovery`). Written one transaction per file, as it first was, the intents of thousands of
 /// 16 KiB files cost more than fetching them, and each file held its connection slot while its
 /// transaction committed. So a transfer hands its verified file to the manager and ends: the
 /// intents of all the files verified while one write is on its way (or within a few
@@ -23,15 +29,34 @@ extension DownloadManager {
         let file: VerifiedFile
     }
 
-    /// Records where `file` goes (written with the next placement batch) and hands the
-    /// download's slot over; the file is renamed once the intent is in the store.
+    /// Records where `file` goes and the download completed there (written with the next
+    /// placement batch) and hands the download's slot over; the file is renamed once that is
+    /// in the store.
     func placeAfterRecording(_ id: DownloadID, _ file: VerifiedFile) {
-        guard records[id] != nil else { return }
-        records[id]?.details.durable.placement = file.intent
-        let action = writes.placementRecorded(StoredPlacement(id: id, intent: file.intent), othersFetching: scheduler.runningCount > 0)
+        guard let completion = records.update(id, { record -> StoredDownload in
+            record.details.durable.placement = file.intent
+            return completedRow(record, file)
+        }) else { return }
+        let action = writes.placementRecorded(
+            StoredPlacement(id: id, intent: file.intent, completion: completion), othersFetching: scheduler.runningCount > 0)
         handOverSlot(id)
         pendingPlacements.append(PendingPlacement(id: id, file: file))
         carryOut(action)
+    }
+
+    /// The row of `record` as it will be once `file` is renamed to its expected path.
+    private func completedRow(_ record: Record, _ file: VerifiedFile) -> StoredDownload {
+        var row = storedDownload(record)
+        row.state = .completed
+        row.expectedLength = file.bytes
+        row.durableOffset = file.bytes
+        row.filePath = file.expectedPath
+        row.fileSize = file.stamp.size
+        row.fileModified = Date(timeIntervalSince1970: file.stamp.modified)
+        row.skipped = false
+        row.verifiedChecksums = file.checksums
+        row.error = nil
+        return row
     }
 
     /// Writes the waiting intents (chained after any write on its way, which may have taken
@@ -45,12 +70,26 @@ extension DownloadManager {
         guard written else {
             let error = lastWriteError ?? HaulError(.fileSystem, "the download store could not be written")
             for pending in batch {
+                pending.file.keepAsPart()
+                if let kept = pending.file.currentStatus() {
+                    records[pending.id]?.details.transfer?.part.lastSeen = kept
+                }
+                // The row is owed again in full: the failed batch may have carried this
+                // download's completion, which must not be written after all.
+                writes.dropCompletion(of: pending.id)
                 conclude(pending.id, .failed(HaulError(error.code, "cannot record where \(pending.file.intent.name) goes: \(error.message)")))
             }
             return
         }
         let results = await Self.place(batch)
         for (pending, result) in zip(batch, results) {
+            if case .completed(let placed, _, _) = result, !placed.skipped, placed.path == pending.file.expectedPath {
+                // The store says so already (`completedRow`).
+                records[pending.id]?.details.completionStored = true
+            } else if case .failed = result, let kept = pending.file.currentStatus() {
+                // Renamed back to its part file (`keepAsPart`): still the file this transfer left.
+                records[pending.id]?.details.transfer?.part.lastSeen = kept
+            }
             conclude(pending.id, result)
         }
     }

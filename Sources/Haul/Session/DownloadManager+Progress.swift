@@ -24,12 +24,13 @@ extension DownloadManager {
         lastTick = now
         var touchedGroups: Set<String> = []
         let running = Array(scheduler.runningHosts.keys)
+        let followsProgress = hub.follows(.progress)
         for id in running {
             guard let transfer = records[id]?.details.live else { continue }
             if let starved { transfer.excuseSilence(starved, now: now) }
             if transfer.timeOutIfSilent(longerThan: configuration.readTimeout, now: now) {
                 // The runner sees `timedOut` and ends the attempt as a timeout, to be retried.
-                records[id]?.details.task?.cancel()
+                lane.stop(id)
             }
             let live = transfer.snapshot
             let speed = records[id]?.details.speed.sample(bytes: live.completedBytes, at: now) ?? 0
@@ -38,17 +39,17 @@ extension DownloadManager {
                 expectedBytes: live.expectedBytes ?? records[id]?.details.progress.expectedBytes,
                 bytesPerSecond: speed)
             records[id]?.details.progress = progress
-            hub.emit(.progress(id, progress))
+            if followsProgress { hub.emit(.progress(id, progress)) }
             if let group = records[id]?.group { touchedGroups.insert(group) }
         }
         // Sums over every member of a group (or every download): worth it only for someone
         // listening. A daemon session followed through its outbox has no subscriber.
-        if hub.hasSubscribers {
+        if hub.follows(.groupProgress) {
             for name in touchedGroups.sorted() {
                 hub.emit(.groupProgress(name, groupProgress(name)))
             }
-            if !running.isEmpty { hub.emit(.overallProgress(aggregate(order))) }
         }
+        if !running.isEmpty, hub.follows(.overallProgress) { hub.emit(.overallProgress(aggregate(order))) }
         if running.isEmpty {
             ticker = nil
             lastTick = nil

@@ -11,7 +11,10 @@ extension DownloadManager {
         let retentionRule = configuration.retention
         // History beyond the retention rule goes first, so that it is never loaded.
         try await store.prune(session: session, retention: retentionRule)
-        let rows = try await store.loadAll(session: session, includingFinished: retentionRule.loadsEarlierFinished)
+        var rows = try await store.loadAll(session: session, includingFinished: retentionRule.loadsEarlierFinished)
+        // Files a dead process verified and did not place are placed first, as it would have.
+        let verifiedLeft = Self.rowsWithVerifiedFiles(rows)
+        let movedOnPlacement = verifiedLeft.isEmpty ? [] : await finishInterruptedPlacements(&rows) { verifiedLeft.contains($0.id) }
         if !retentionRule.loadsEarlierFinished {
             finishedLeftInStore = try await store.hasFinished(session: session)
         }
@@ -52,7 +55,9 @@ extension DownloadManager {
             if state == .queued || record.machine.state == .paused {
                 enqueueForScheduling(record, held: state != .queued)
             }
-            if Self.machineState(row) != record.machine.state || row.state == .running { markDirty(row.id) }
+            if Self.machineState(row) != record.machine.state || row.state == .running || movedOnPlacement.contains(row.id) {
+                markDirty(row.id)
+            }
         }
         // Their rows say so before any transfer starts: a transfer from zero rewrites the part
         // and checkpoints only later, so a crash in between would otherwise leave the old row
@@ -82,9 +87,10 @@ extension DownloadManager {
         let storedKey = PartKey(parsing: row.partKey)
         let partKey = storedKey ?? PartKey(for: row.request).owned(by: row.id)
         if storedKey == nil { markWholeRowDirty(row.id) }
+        // The row's kept request as it is: its URL is parsed once, for the host.
         var record = Record(
-            id: row.id, request: row.request, group: row.group, partKey: partKey,
-            host: internedHost(of: row.request.url), position: row.position, createdAt: row.createdAt)
+            id: row.id, kept: row.kept, group: row.group, partKey: partKey,
+            host: internedHost(of: URL(string: row.kept.urlText) ?? row.request.url), position: row.position, createdAt: row.createdAt)
         var details = RecordDetails()
         details.finalURL = row.finalURL
         details.fileURL = row.filePath.map { URL(fileURLWithPath: $0, isDirectory: false) }

@@ -30,6 +30,8 @@ public actor DownloadManager: SessionBackend {
     var lastPosition: Int64 = 0
     let transport: HTTPTransport
     let runner: TransferRunner
+    /// Where transfers run (worker tasks reused from one download to the next).
+    let lane: TransferLane
     let hub: EventHub
     /// Events waiting for the next store write (with `keepsEventOutbox`).
     let outbox: OutboxBuffer?
@@ -133,11 +135,16 @@ public actor DownloadManager: SessionBackend {
         self.hub = EventHub(outbox: outbox)
         let transport = HTTPTransport(configuration: configuration.transport)
         self.transport = transport
-        self.runner = TransferRunner(transport: transport, configuration: configuration)
+        let runner = TransferRunner(transport: transport, configuration: configuration)
+        self.runner = runner
+        self.lane = TransferLane(runner: runner)
         self.scheduler = SchedulerState(limits: SchedulerState.Limits(
             global: max(1, configuration.maxConcurrentDownloads),
             perHost: configuration.maxDownloadsPerHost.map { max(1, $0) },
             sequentialGroups: configuration.groupOrder == .sequential))
+        lane.onEnded { [weak self] in
+            Task { await self?.takeTransferEnds() }
+        }
     }
 
     /// A new stream of every manager event from now on, with whole infos: what the `haul`
@@ -345,6 +352,7 @@ public actor DownloadManager: SessionBackend {
         for timer in writeTimers.values { timer.cancel() }
         writeTimers = [:]
         await flushDirty()
+        lane.close()
         await transport.shutdown()
         hub.finish()
     }

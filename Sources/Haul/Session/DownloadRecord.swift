@@ -23,8 +23,13 @@ extension DownloadManager {
         private var detailsBox: DetailsBox?
 
         init(id: DownloadID, request: DownloadRequest, group: String?, partKey: PartKey, host: String, position: Int64, createdAt: Date) {
+            self.init(id: id, kept: KeptRequest(request), group: group, partKey: partKey, host: host, position: position, createdAt: createdAt)
+        }
+
+        /// A record of a request kept already (a stored row's).
+        init(id: DownloadID, kept: KeptRequest, group: String?, partKey: PartKey, host: String, position: Int64, createdAt: Date) {
             self.id = id
-            self.kept = KeptRequest(request)
+            self.kept = kept
             self.group = group
             self.partKey = partKey
             self.host = host
@@ -77,13 +82,15 @@ extension DownloadManager {
         var error: HaulError?
         var attempts = 0
         var resumedFrom: Int64 = 0
+        /// The store holds the download as completed at its file already: written with its
+        /// placement intent, and the rename gave the path expected then.
+        var completionStored = false
         /// What the store must know to continue or recognise the download in a new process.
         var durable = DurableFields()
         /// Nil while a transfer task owns it.
         var transfer: TransferState?
         var live: LiveTransfer?
         var speed = SpeedMeter()
-        var task: Task<Void, Never>?
         var retryTimer: Task<Void, Never>?
         /// The request that replaces the current one once the running transfer has stopped
         /// (`replaceRequest` on a running download).

@@ -19,6 +19,9 @@ struct StoreWriteQueue {
         case wholeRow
         /// Its segments (with a checkpoint): the progress columns and the segment rows.
         case segments
+        /// Its group only (an earlier download taken into a new group, as a re-run of the same
+        /// command does with each file it already has): the group column alone is rewritten.
+        case group
     }
 
     /// The two batching timers: state changes wait long, placement intents briefly.
@@ -42,6 +45,8 @@ struct StoreWriteQueue {
         var wholeRows: Set<DownloadID> = []
         /// Of those, the ones whose segments are written too.
         var segments: Set<DownloadID> = []
+        /// Downloads whose group column alone is written (not among `wholeRows`).
+        var groupMoves: Set<DownloadID> = []
         /// Intents written alone (those of downloads written whole ride in the row).
         var placements: [StoredPlacement] = []
         /// Downloads forgotten by the manager whose rows are deleted.
@@ -49,7 +54,9 @@ struct StoreWriteQueue {
         /// Groups left without a download, deleted after `deletions`.
         var deletedGroups: [String] = []
 
-        var isEmpty: Bool { progress.isEmpty && placements.isEmpty && deletions.isEmpty && deletedGroups.isEmpty }
+        var isEmpty: Bool {
+            progress.isEmpty && groupMoves.isEmpty && placements.isEmpty && deletions.isEmpty && deletedGroups.isEmpty
+        }
     }
 
     let flushInterval: Duration
@@ -67,7 +74,7 @@ struct StoreWriteQueue {
     var isEmpty: Bool { pending.isEmpty }
 
     /// Whether `id` has changes not yet taken into a batch.
-    func owes(_ id: DownloadID) -> Bool { pending.progress.contains(id) }
+    func owes(_ id: DownloadID) -> Bool { pending.progress.contains(id) || pending.groupMoves.contains(id) }
 
     /// A download changed. The first change after a write arms the batching timer.
     mutating func changed(_ id: DownloadID, _ change: Change) -> Action {
@@ -82,9 +89,13 @@ struct StoreWriteQueue {
 
     /// Like `changed`, without arming a timer: the caller writes at once (a checkpoint).
     mutating func note(_ id: DownloadID, _ change: Change) {
+        if change == .group {
+            pending.groupMoves.insert(id)
+            return
+        }
         pending.progress.insert(id)
         switch change {
-        case .state: break
+        case .state, .group: break
         case .wholeRow: pending.wholeRows.insert(id)
         case .segments: pending.segments.insert(id)
         }
@@ -98,11 +109,18 @@ struct StoreWriteQueue {
         return arm(.placement, after: othersFetching ? placementWindow : .zero)
     }
 
+    /// The file of `id` was not placed after all (its write failed): the completion written
+    /// with its intent must not be written later, with the failed batch.
+    mutating func dropCompletion(of id: DownloadID) {
+        pending.placements.removeAll { $0.id == id }
+    }
+
     /// The manager forgot a download (removed, or beyond the retention rule): its row goes.
     mutating func forgotten(_ id: DownloadID) {
         pending.progress.remove(id)
         pending.wholeRows.remove(id)
         pending.segments.remove(id)
+        pending.groupMoves.remove(id)
         pending.placements.removeAll { $0.id == id }
         pending.deletions.append(id)
     }
@@ -122,8 +140,10 @@ struct StoreWriteQueue {
     mutating func takeBatch() -> Batch {
         var batch = pending
         pending = Batch()
-        // A row written whole carries its intent already.
-        batch.placements.removeAll { batch.wholeRows.contains($0.id) }
+        // A row written whole carries its intent already (a completion is written after it),
+        // and its group.
+        batch.placements.removeAll { $0.completion == nil && batch.wholeRows.contains($0.id) }
+        batch.groupMoves.subtract(batch.wholeRows)
         return batch
     }
 
@@ -132,6 +152,7 @@ struct StoreWriteQueue {
         pending.progress.formUnion(batch.progress)
         pending.wholeRows.formUnion(batch.wholeRows)
         pending.segments.formUnion(batch.segments)
+        pending.groupMoves.formUnion(batch.groupMoves)
         pending.placements = batch.placements + pending.placements
         pending.deletions = batch.deletions + pending.deletions
         pending.deletedGroups = batch.deletedGroups + pending.deletedGroups

@@ -169,7 +169,7 @@ struct DownloadRowDecoder {
             validator: try json.decodeValidator(try optional(.validator)),
             expectedLength: try optional(.expectedLength),
             durableOffset: try column(.durableOffset),
-            placement: try json.decode(optional: PlacementIntent.self, try optional(.placement)),
+            placement: try json.decodePlacement(try optional(.placement)),
             filePath: try optional(.filePath),
             fileSize: try optional(.fileSize),
             fileModified: (try optional(.fileModified) as Double?).map(StoredDate.date),

@@ -8,7 +8,8 @@ extension DownloadStore {
     /// intents, deletions and the events they caused in one transaction, so that
     /// after a crash the outbox never says less (or more) than the downloads' states.
     func save(
-        _ downloads: [StoredDownload], progressOf changed: [StoredDownload] = [], placements: [StoredPlacement] = [],
+        _ downloads: [StoredDownload], progressOf changed: [StoredDownload] = [], movingGroups groupMoves: [GroupMove] = [],
+        placements: [StoredPlacement] = [],
         deleting deletions: [DownloadID] = [], deletingGroups groups: [String] = [], events: [StoredEvent],
         trimmingEventsTo maxEvents: Int? = nil, session: String
     ) async throws(HaulError) {
@@ -17,6 +18,7 @@ extension DownloadStore {
         if !groups.isEmpty { writes.append(.deleteEmptyGroups(session: session, groups)) }
         if !downloads.isEmpty { writes.append(.save(downloads)) }
         if !changed.isEmpty { writes.append(.saveProgress(changed)) }
+        if !groupMoves.isEmpty { writes.append(.moveToGroups(session: session, groupMoves)) }
         if !placements.isEmpty { writes.append(.recordPlacements(placements)) }
         if !events.isEmpty { writes.append(.appendEvents(session: session, events)) }
         if let maxEvents { writes.append(.trimEvents(session: session, keeping: maxEvents)) }

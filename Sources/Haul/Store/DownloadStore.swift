@@ -149,27 +149,38 @@ final class DownloadStore: Sendable {
 
     /// The session's finished downloads of these URLs into these directories (each as the
     /// store writes it: `KeptRequest.urlText`, `StoredURL.directoryText`).
+    ///
+    /// One range of the (session, directory, URL) index per directory, read in order: a batch
+    /// nearly always shares one directory, and its earlier downloads lie together there. Only
+    /// the index is read for rows of other URLs (their URL and rowid are in it); the rows of
+    /// the batch's URLs are then read by rowid. A directory the session never used costs one
+    /// probe of the index.
     func finished(session: String, matching places: Set<DownloadPlace>) async throws(HaulError) -> [StoredDownload] {
-        try await read("look up earlier downloads of session '\(session)'") { db in
-            let statement = try db.cachedStatement(sql: DownloadColumn.selectSQL + """
-                 WHERE session = ? AND url = ? AND directory = ? AND state IN \(Self.finishedStatesSQL)
+        let urlsByDirectory = Dictionary(grouping: places, by: \.directory).mapValues { Set($0.map(\.url)) }
+        return try await read("look up earlier downloads of session '\(session)'") { db in
+            let range = try db.cachedStatement(sql: """
+                SELECT rowid, url FROM download INDEXED BY download_session_directory_url
+                WHERE session = ? AND directory = ? ORDER BY url
                 """)
-            // A batch into a directory the session never downloaded to (a new one, as most
-            // runs use) needs one lookup, not one per URL.
-            let directoryHasAny = try db.cachedStatement(sql: """
-                SELECT EXISTS (SELECT 1 FROM download WHERE session = ? AND directory = ?)
+            let byRowID = try db.cachedStatement(sql: DownloadColumn.selectSQL + """
+                 WHERE rowid = ? AND state IN \(Self.finishedStatesSQL)
                 """)
-            var usedDirectories: [String: Bool] = [:]
             var found: [StoredDownload] = []
-            for place in places {
-                let used = try usedDirectories[place.directory] ?? {
-                    let any = try Bool.fetchOne(directoryHasAny, arguments: [session, place.directory]) ?? false
-                    usedDirectories[place.directory] = any
-                    return any
-                }()
-                guard used else { continue }
-                found += try Self.downloads(
-                    from: statement, arguments: [session, place.url, place.directory], session: nil, in: db)
+            let decoder = DownloadRowDecoder()
+            for (directory, urls) in urlsByDirectory {
+                var matching: [Int64] = []
+                let cursor = try Row.fetchCursor(range, arguments: [session, directory])
+                while let row = try cursor.next() {
+                    let url: String = row[1]
+                    if urls.contains(url) { matching.append(row[0]) }
+                }
+                for rowID in matching {
+                    guard let row = try Row.fetchOne(byRowID, arguments: [rowID]) else { continue }
+                    var download = try decoder.download(from: row)
+                    // A completed download is never continued; a failed one may be.
+                    if download.state != .completed { download.segments = try SegmentRows.of(download.id, in: db) }
+                    found.append(download)
+                }
             }
             return found.sorted { $0.position < $1.position }
         }

@@ -74,7 +74,20 @@ struct JSONColumns {
 
     func decodeMetadata(_ text: String) throws -> [String: String] {
         if text == "{}" { return [:] }
+        if let members = JSONFlatReader.object(text) {
+            var metadata: [String: String] = [:]
+            for (key, member) in members {
+                guard case .string(let string) = member else { return try value([String: String].self, text) }
+                metadata[key] = string
+            }
+            return metadata
+        }
         return try value([String: String].self, text)
+    }
+
+    func decodePlacement(_ text: String?) throws -> PlacementIntent? {
+        guard let text else { return nil }
+        return try PlacementIntent(jsonText: text) ?? value(PlacementIntent.self, text)
     }
 
     func decodeValidator(_ text: String?) throws -> Validator? {

@@ -8,6 +8,9 @@ enum StoreWrite: Sendable {
     /// downloads already in the store: most writes are a state change, and rewriting each
     /// row's request with it cost a fifth of a run of thousands of small files.
     case saveProgress([StoredDownload])
+    /// Sets the group of downloads already in the store (creating the groups' rows), touching
+    /// nothing else of their rows.
+    case moveToGroups(session: String, [GroupMove])
     case delete([DownloadID])
     /// Deletes these groups of a session, each only if no download names it any more (a
     /// group's rows cascade to its downloads, which must never happen by retention).
@@ -15,7 +18,8 @@ enum StoreWrite: Sendable {
     /// Drops a session's oldest unacknowledged events beyond a bound (`Retention.maxKeptEvents`).
     case trimEvents(session: String, keeping: Int)
     /// Sets the placement intent of downloads already in the store, touching nothing else of
-    /// their rows: what must be durable before a verified file is renamed, and nothing more.
+    /// their rows: what must be durable before a verified file is renamed, and nothing more;
+    /// or, for one that carries its `completion`, every progress column of that row at once.
     case recordPlacements([StoredPlacement])
     /// Appends to a session's outbox; the store assigns each event its sequence number.
     case appendEvents(session: String, [StoredEvent])
@@ -72,7 +76,22 @@ enum StoreWrite: Sendable {
             case .recordPlacements(let placements):
                 let update = try db.cachedStatement(sql: "UPDATE download SET placement = ? WHERE id = ?")
                 for placement in placements {
-                    try update.execute(arguments: [placement.intent.jsonText, Int64(bitPattern: placement.id.rawValue)])
+                    if let completion = placement.completion {
+                        let progress = try db.cachedStatement(sql: DownloadColumn.progressUpdateSQL)
+                        try rows.bindProgress(completion, to: progress)
+                        try progress.execute()
+                    } else {
+                        try update.execute(arguments: [placement.intent.jsonText, Int64(bitPattern: placement.id.rawValue)])
+                    }
+                }
+            case .moveToGroups(let session, let moves):
+                let update = try db.cachedStatement(sql: "UPDATE download SET groupName = ? WHERE id = ?")
+                for move in moves {
+                    if let group = move.group, groups.insert(GroupKey(session: session, name: group)).inserted {
+                        if sessions.insert(session).inserted { try insertSession.execute(arguments: [session, now]) }
+                        try insertGroup.execute(arguments: [session, group, now])
+                    }
+                    try update.execute(arguments: [move.group, Int64(bitPattern: move.id.rawValue)])
                 }
             case .delete(let ids):
                 for id in ids {

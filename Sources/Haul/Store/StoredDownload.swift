@@ -61,9 +61,20 @@ struct PlacementIntent: Codable, Sendable, Hashable {
 }
 
 /// A download's placement intent, to be written on its own (`StoreWrite.recordPlacements`).
+///
+/// With `completion`, the intent goes with the row as it will be once the file is renamed
+/// (state completed, the file's path, size and time, the intent among them): the one write
+/// of a verified file, after which its rename needs none.
 struct StoredPlacement: Sendable, Hashable {
     var id: DownloadID
     var intent: PlacementIntent
+    var completion: StoredDownload? = nil
+}
+
+/// A download put into another group (`StoreWrite.moveToGroups`).
+struct GroupMove: Sendable, Hashable {
+    var id: DownloadID
+    var group: String?
 }
 
 /// A `HaulError` as stored (its code by name).

@@ -22,6 +22,13 @@ enum OutputMode: Sendable, Hashable {
     /// One JSON object per event (`--json`).
     case json
 
+    /// The events the run follows in this mode. `-q` shows failures only and prints no
+    /// summary, so it asks for what decides the outcome and nothing else: the manager then
+    /// builds no `queued`, `started` or progress event for each of thousands of files.
+    var followedEvents: ManagerEventKinds {
+        self == .quiet ? [.retrying, .paused, .completed, .failed, .canceled, .groupCompleted] : .all
+    }
+
     static func choose(quiet: Bool, json: Bool, stdoutIsTerminal: Bool) -> OutputMode {
         if json { return .json }
         if quiet { return .quiet }
