@@ -38,6 +38,7 @@ public final class ChildProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, stdoutPipe.write, 1)
         posix_spawn_file_actions_adddup2(&actions, stderrPipe.write, 2)
         if let directory { try Self.addChangeDirectory(&actions, directory) }
+        Self.addCloseOthers(&actions)
 
         // The child starts with default signal handling and nothing blocked, whatever the
         // test runner set for itself.
@@ -111,6 +112,21 @@ public final class ChildProcess: Sendable {
     public static func terminatingSignal(_ status: Int32) -> Int32? {
         let signal = status & 0x7f
         return signal != 0 && signal != 0x7f ? signal : nil
+    }
+
+    /// Closes every descriptor above 2 in the child. SwiftNIO opens its sockets without
+    /// close-on-exec, so without this every child inherits the sockets the tests have open at
+    /// that moment: a WebSocket or HTTP connection the test then closes stays open in the child,
+    /// and its server sees no end until the child exits (seconds later, in the whole suite).
+    /// glibc has `posix_spawn_file_actions_addclosefrom_np` since 2.34 but Swift's Glibc module
+    /// does not export it, hence the lookup.
+    private static func addCloseOthers(_ actions: inout posix_spawn_file_actions_t) {
+        #if canImport(Glibc)
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        // RTLD_DEFAULT: the symbol wherever it is loaded.
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return }
+        _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+        #endif
     }
 
     private static func makePipe() throws -> (read: Int32, write: Int32) {

@@ -39,12 +39,14 @@ struct ManagerEndToEndTests {
         try await withTestServer { server in
             let dir = try Support.temporaryDirectory()
             let count = 12
-            // Each body takes about 2 s, longer than the connect timeout.
+            // Each body takes about 6 s, twice the connect timeout, which is not shorter so that a
+            // connection a loaded machine schedules late is not mistaken for one the pool held
+            // back; and long enough for all twelve to overlap however late each starts.
             let requests = (0..<count).map { n in
-                Support.request(server, "/file/raised\(n).bin", ["size": "\(200 << 10)", "seed": "\(n)", "rate": "\(100 << 10)", "key": "raised"], in: dir)
+                Support.request(server, "/file/raised\(n).bin", ["size": "\(200 << 10)", "seed": "\(n)", "rate": "\(32 << 10)", "key": "raised"], in: dir)
             }
             var configuration = Support.fastConfiguration(maxConcurrent: 1, retries: 0)
-            configuration.connectTimeout = .seconds(1)
+            configuration.connectTimeout = .seconds(3)
             try await withDownloadManager(configuration: configuration) { manager in
                 try await manager.setMaxConcurrentDownloads(count)
                 let group = try await manager.add(requests, toGroup: "raised")
