@@ -9,7 +9,8 @@ import Glibc
 /// A real `haul daemon` child process for the client command tests, in a directory of its own
 /// (socket, state, download directory), and a way to run `haul` commands against it.
 final class ClientCommandDaemon: Sendable {
-    let root: URL
+    let directory: TemporaryDirectory
+    var root: URL { directory.url }
     let socket: String
     let state: URL
     let downloads: URL
@@ -17,8 +18,8 @@ final class ClientCommandDaemon: Sendable {
     let tcpAddress: String?
     private let process: LineProcess
 
-    private init(root: URL, socket: String, state: URL, downloads: URL, tcpAddress: String?, process: LineProcess) {
-        self.root = root
+    private init(directory: TemporaryDirectory, socket: String, state: URL, downloads: URL, tcpAddress: String?, process: LineProcess) {
+        self.directory = directory
         self.socket = socket
         self.state = state
         self.downloads = downloads
@@ -30,11 +31,10 @@ final class ClientCommandDaemon: Sendable {
     /// free loopback port with that secret; otherwise on the socket only.
     static func start(tcpSecret: String? = nil) async throws -> ClientCommandDaemon {
         let haul = try #require(LineProcess.builtProduct("haul"), "build the haul product first")
-        let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-cc-\(UUID().uuidString.prefix(8))")
-        let state = root.appendingPathComponent("state")
-        let downloads = root.appendingPathComponent("out")
-        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
-        let socket = root.appendingPathComponent("d.sock").path
+        let directory = try TemporaryDirectory()
+        let state = directory.file("state")
+        let downloads = try directory.subdirectory("out")
+        let socket = directory.path("d.sock")
         var arguments = ["daemon", "--socket", socket, "--state-dir", state.path, "--dir", downloads.path]
         if let tcpSecret {
             arguments += ["--rpc-listen-port", "0", "--rpc-secret", tcpSecret]
@@ -45,12 +45,12 @@ final class ClientCommandDaemon: Sendable {
         let ready = await LineProcess.firstLine(of: process.errors) { $0.hasPrefix("haul daemon: ready") }
         guard let ready else {
             process.send(SIGKILL)
-            try? FileManager.default.removeItem(at: root)
+            directory.remove()
             throw HaulProcessError("the daemon did not start")
         }
         let tcp = ready.split(separator: " ").first { $0.hasPrefix("tcp=") }.map { String($0.dropFirst(4)) }
         return ClientCommandDaemon(
-            root: root, socket: socket, state: state, downloads: downloads,
+            directory: directory, socket: socket, state: state, downloads: downloads,
             tcpAddress: tcp == "off" ? nil : tcp, process: process)
     }
 
@@ -59,7 +59,7 @@ final class ClientCommandDaemon: Sendable {
         process.send(SIGTERM)
         let status = await process.waitForExit()
         #expect(ChildProcess.exitCode(status) == 0, "the daemon stopped cleanly")
-        try? FileManager.default.removeItem(at: root)
+        directory.remove()
     }
 
     /// `haul ARGUMENTS --socket SOCKET`, run to the end.

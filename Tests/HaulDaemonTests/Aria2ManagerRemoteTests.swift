@@ -2,6 +2,7 @@ import Foundation
 @testable import Haul
 import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import NIOConcurrencyHelpers
 import Testing
 
@@ -50,7 +51,9 @@ import Testing
     /// takes its new neighbour's priority, and downloads start in the order shown.
     @Test func moveAcrossPriorities() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
                 let log = EventLog(manager)
                 let blocker = try await manager.enqueue(request(server, "blocker.bin", in: directory, size: 2_000_000, rate: 100_000))
@@ -80,7 +83,9 @@ import Testing
     /// to the front of its priority, and resumed ones wait from the place they kept.
     @Test func pausedDownloadsKeepTheirPlace() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
                 let blocker = try await manager.enqueue(request(server, "blocker.bin", in: directory, size: 2_000_000, rate: 100_000))
                 try await waitUntil(manager, "the blocker to run") { await $0.snapshot(blocker)?.state == .running }
@@ -116,8 +121,9 @@ import Testing
     /// Paused downloads have their places in the queue again when the store is opened once
     /// more, a move among them included (stored as the moved download's priority).
     @Test func pausedPlacesSurviveReopening() async throws {
-        let root = try RPCTest.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: root) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let root = temporary.url
         let state = root.appendingPathComponent("state")
         let configuration = RPCTest.fastConfiguration(maxConcurrent: 1)
         let first = try await DownloadManager.open(stateDirectory: state, configuration: configuration)
@@ -143,7 +149,9 @@ import Testing
     /// start until resumed; added at a queue index, it takes that place.
     @Test func addPausedOrAtAPosition() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
                 let log = EventLog(manager)
                 let paused = try await manager.add(request(server, "p.bin", in: directory), queueIndex: nil, paused: true)
@@ -175,7 +183,9 @@ import Testing
     /// way; resumeAllPaused queues them again; a higher limit starts more at once.
     @Test func pauseAllResumeAllAndTheLimit() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
                 let log = EventLog(manager)
                 let ids = try await (0..<3).asyncMap { n in
@@ -203,7 +213,9 @@ import Testing
     /// placed under the new name, and the download queued behind it has not started meanwhile.
     @Test func replaceRequestOfARunningDownload() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             var configuration = RPCTest.fastConfiguration()
             configuration.maxConcurrentDownloads = 1
             try await withDownloadManager(configuration: configuration) { manager in
@@ -235,7 +247,9 @@ import Testing
     /// put in place last, under that request's name.
     @Test func concurrentReplacementsOfARunningDownload() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
                 let original = request(server, "twice.bin", in: directory, size: 400_000, seed: 5, rate: 200_000)
                 let id = try await manager.enqueue(original)
@@ -263,7 +277,9 @@ import Testing
     /// over there; a refused request changes nothing.
     @Test func replaceRequestWithANewDirectory() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             let other = directory.appendingPathComponent("other")
             try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
             try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
@@ -292,7 +308,9 @@ import Testing
     /// the same request writes that part file now.
     @Test func forgetFinishedSparesAPartFileInUse() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
                 // The first attempt breaks after 100,000 bytes and is not retried: failed, bytes kept.
                 let broken = request(server, "same.bin", in: directory, size: 300_000, seed: 9, rate: 300_000, extra: ["drop": "100000", "dropTimes": "1"])

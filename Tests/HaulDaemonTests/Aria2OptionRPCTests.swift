@@ -2,6 +2,7 @@ import Foundation
 @testable import Haul
 @testable import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// aria2's option methods end to end, as front-ends use them: everything Haul honours is
@@ -134,8 +135,10 @@ import Testing
             #expect(error.code == 1)
             #expect(error.message.contains("in memory"))
         }
-        let state = try RPCTest.temporaryDirectory()
-        let downloads = try RPCTest.temporaryDirectory()
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let state = try temporary.subdirectory("state")
+        let downloads = try temporary.subdirectory("downloads")
         let manager = try await DownloadManager.open(stateDirectory: state, configuration: RPCTest.fastConfiguration())
         let service = try Aria2Service(manager: manager, configuration: Aria2Configuration(downloadDirectory: downloads) { _ in })
         var methods = RPCMethodTable()

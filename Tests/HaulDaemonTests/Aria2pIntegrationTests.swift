@@ -14,10 +14,10 @@ struct Aria2pIntegrationTests {
     /// Every step of Tests/Integration/aria2p_check.py passes (it exits 0).
     @Test func aria2pDrivesTheDaemon() async throws {
         try await withTestServer { server in
-            let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-aria2p-\(UUID().uuidString.prefix(8))")
-            let out = root.appendingPathComponent("out")
-            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: root) }
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let root = temporary.url
+            let out = try temporary.subdirectory("out")
             let haul = try #require(LineProcess.builtProduct("haul"), "build the haul product first")
             let secret = "aria2p-\(UUID().uuidString)"
             let daemon = try LineProcess(executable: haul, arguments: [

@@ -20,17 +20,19 @@ struct BackgroundSessionProcessTests {
         var ordered: Bool
     }
 
-    /// A fresh directory with the daemon's state, its download directory and its socket (a
-    /// short path: unix socket paths are limited to about 100 bytes).
+    /// A fresh directory with the daemon's state, its download directory and its socket.
     struct Workspace {
-        let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-bg-\(UUID().uuidString.prefix(8))")
-        var state: URL { root.appendingPathComponent("state") }
-        var out: URL { root.appendingPathComponent("out") }
-        var socket: String { root.appendingPathComponent("d.sock").path }
+        let directory: TemporaryDirectory
+        var state: URL { directory.file("state") }
+        var out: URL { directory.file("out") }
+        var socket: String { directory.path("d.sock") }
 
-        init() throws { try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true) }
+        init() throws {
+            directory = try TemporaryDirectory()
+            _ = try directory.subdirectory("out")
+        }
 
-        func remove() { try? FileManager.default.removeItem(at: root) }
+        func remove() { directory.remove() }
     }
 
     static func startDaemon(socket: String, state: URL, out: URL) async throws -> LineProcess {

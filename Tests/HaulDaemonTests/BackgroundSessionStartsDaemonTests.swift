@@ -12,10 +12,10 @@ struct BackgroundSessionStartsDaemonTests {
     /// through the session completes in it and the file verifies.
     @Test func startsDaemonOnDemand() async throws {
         try await withTestServer { server in
-            let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-od-\(UUID().uuidString.prefix(8))")
-            let out = root.appendingPathComponent("out")
-            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: root) }
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let root = temporary.url
+            let out = try temporary.subdirectory("out")
             let socket = root.appendingPathComponent("d.sock").path
             let haul = try #require(LineProcess.builtProduct("haul"), "build the haul product first")
             #expect(!FileManager.default.fileExists(atPath: socket))

@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 @testable import HaulDaemon
+import HaulTestSupport
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -33,13 +34,13 @@ import Testing
     /// then the servers stop, then the host's services, then the shutdown hook runs, and the
     /// socket is removed.
     @Test func requestedShutdownStopsInOrder() async throws {
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let journal = Journal()
-        let socketPath = directory.child("haul.sock")
+        let socketPath = directory.path("haul.sock")
         let daemon = Daemon(
             configuration: DaemonConfiguration(
-                socketPath: socketPath, stateDirectory: URL(fileURLWithPath: directory.child("state")),
+                socketPath: socketPath, stateDirectory: URL(fileURLWithPath: directory.path("state")),
                 tcp: .init(port: 0), handlesTerminationSignals: false),
             logger: Self.quietLogger()
         ) { context in
@@ -80,13 +81,13 @@ import Testing
     /// `.cannotListen` naming the address, and the shutdown hook still runs.
     @Test func bindFailureRunsTheHook() async throws {
         try await withRunningDaemon { first in
-            let directory = try ServerTestDirectory()
+            let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let journal = Journal()
             let port = try #require(first.addresses.tcpPort)
             let second = Daemon(
                 configuration: DaemonConfiguration(
-                    socketPath: directory.child("haul.sock"), stateDirectory: URL(fileURLWithPath: directory.child("state")),
+                    socketPath: directory.path("haul.sock"), stateDirectory: URL(fileURLWithPath: directory.path("state")),
                     tcp: .init(port: port), handlesTerminationSignals: false),
                 logger: Self.quietLogger(),
                 makeHandler: { _ in RecordingHandler() },
@@ -97,7 +98,7 @@ import Testing
                 (error as? DaemonError)?.kind == .cannotListen && "\(error)".contains("127.0.0.1:\(port)")
             }
             #expect(await journal.entries == ["hook"])
-            #expect(!FileManager.default.fileExists(atPath: directory.child("haul.sock")))
+            #expect(!FileManager.default.fileExists(atPath: directory.path("haul.sock")))
         }
     }
 

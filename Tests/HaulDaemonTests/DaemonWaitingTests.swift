@@ -17,7 +17,7 @@ import Darwin
     /// port finishes the download, asked only for the bytes the first one had not delivered.
     @Test func daemonDownloadWaitsForItsServer() async throws {
         let size = 400_000
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         // Held bound (connections refused) so that no other server of the run takes it.
         let reserved = try ReservedPort()
@@ -28,10 +28,10 @@ import Darwin
         reserved.release()
         let first = try LineProcess(executable: tool, arguments: ["--port", "\(port)"], timeout: .seconds(100))
         #expect(await LineProcess.firstLine(of: first.output, matching: { $0.contains("listening on") }) != nil)
-        let socket = directory.child("haul.sock")
-        try FileManager.default.createDirectory(atPath: directory.child("files"), withIntermediateDirectories: true)
+        let socket = directory.path("haul.sock")
+        try FileManager.default.createDirectory(atPath: directory.path("files"), withIntermediateDirectories: true)
         let daemon = try DaemonTestProcess([
-            "--socket", socket, "--state-dir", directory.child("state"), "--no-tcp", "--dir", directory.child("files"),
+            "--socket", socket, "--state-dir", directory.path("state"), "--no-tcp", "--dir", directory.path("files"),
             "--retries", "1", "--retry-wait", "0.1",
         ])
         defer { daemon.send(SIGKILL) }
@@ -56,7 +56,7 @@ import Darwin
             try await Self.poll("the download to complete") { try await status()["status"] == "complete" }
             try await second.shutdown()
 
-            let content = FileManager.default.contents(atPath: directory.child("files/w.bin")).map { [UInt8]($0) }
+            let content = FileManager.default.contents(atPath: directory.path("files/w.bin")).map { [UInt8]($0) }
             #expect(content == TestContent.bytes(seed: 6, size: size))
             let requests = second.requests(forKey: "/file/w.bin")
             #expect(requests.count == 1)

@@ -2,6 +2,7 @@ import Foundation
 @testable import Haul
 @testable import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// The `haul.*` methods over TCP write only inside `--dir` and the `--allow-dir` directories;
@@ -36,8 +37,9 @@ import Testing
     }
 
     static func withFixture(_ body: @escaping @Sendable (Fixture) async throws -> Void) async throws {
-        let root = try RPCTest.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: root) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let root = temporary.url
         for name in ["downloads", "downloads/sub", "allowed", "outside"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(name), withIntermediateDirectories: true)
         }
@@ -128,8 +130,9 @@ import Testing
 
     /// An `--allow-dir` that does not exist stops the daemon from starting, naming it.
     @Test func missingAllowedDirectoryIsRefused() throws {
-        let root = try RPCTest.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: root) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let root = temporary.url
         #expect {
             try DirectoryConfinement(downloadDirectory: root, allowed: [root.appendingPathComponent("missing")])
         } throws: { error in

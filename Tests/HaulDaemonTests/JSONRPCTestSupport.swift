@@ -2,6 +2,7 @@ import Foundation
 @testable import Haul
 @testable import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -11,13 +12,6 @@ enum RPCTest {
     struct Failure: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
-    }
-
-    static func temporaryDirectory() throws -> URL {
-        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-rpc-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        // Resolved, so that paths compare equal to what the daemon reports.
-        return url.resolvingSymlinksInPath()
     }
 
     /// Retries in milliseconds and frequent progress, so that tests stay fast.
@@ -205,8 +199,9 @@ struct Aria2Fixture: Sendable {
     ) async throws -> T {
         try await withTestServer { server in
             // In a directory of its own, so that tests can check nothing was written beside it.
-            let directory = try RPCTest.temporaryDirectory().appendingPathComponent("downloads")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = try temporary.subdirectory("downloads")
             var configuration = RPCTest.fastConfiguration(maxConcurrent: maxConcurrent)
             transfers.apply(to: &configuration, sharing: SpeedLimiter(bytesPerSecond: transfers.maxOverallDownloadLimit))
             if let retry { configuration.retry = retry }

@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 @testable import HaulDaemon
+import HaulTestSupport
 import Logging
 import NIOCore
 
@@ -50,23 +51,6 @@ func waitUntil(
     }
 }
 
-/// A fresh directory per test under /tmp, with a short name: a unix socket's path may not be
-/// longer than about 100 bytes.
-struct ServerTestDirectory: Sendable {
-    let path: String
-
-    init() throws {
-        path = "/tmp/hdt-" + UUID().uuidString.prefix(12).lowercased()
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func child(_ name: String) -> String { path + "/" + name }
-
-    func remove() {
-        try? FileManager.default.removeItem(atPath: path)
-    }
-}
-
 /// A handler for server tests: answers each body with `{"echo": BODY, "origin": "tcp"|"unixSocket"}`
 /// (or nothing for the body `notify`), and remembers the origins it saw.
 actor RecordingHandler: RPCRequestHandler {
@@ -90,7 +74,7 @@ actor RecordingHandler: RPCRequestHandler {
 struct RunningDaemon: Sendable {
     let addresses: DaemonAddresses
     let context: DaemonContext
-    let directory: ServerTestDirectory
+    let directory: TemporaryDirectory
 
     var socketTarget: ServerTestTarget { .unixSocket(addresses.socketPath) }
     var tcpTarget: ServerTestTarget { .tcp(port: addresses.tcpPort ?? 0) }
@@ -108,11 +92,11 @@ func withRunningDaemon<T: Sendable>(
     makeHandler: @escaping @Sendable (DaemonContext) async throws -> any RPCRequestHandler = { _ in RecordingHandler() },
     _ body: @Sendable (RunningDaemon) async throws -> T
 ) async throws -> T {
-    let directory = try ServerTestDirectory()
+    let directory = try TemporaryDirectory()
     defer { directory.remove() }
     var configuration = DaemonConfiguration(
-        socketPath: directory.child("run/haul.sock"),
-        stateDirectory: URL(fileURLWithPath: directory.child("state")),
+        socketPath: directory.path("run/haul.sock"),
+        stateDirectory: URL(fileURLWithPath: directory.path("state")),
         tcp: .init(host: "127.0.0.1", port: 0),
         handlesTerminationSignals: false)
     configure(&configuration)

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// A verified file is renamed into place only after its placement intent is in the store
@@ -12,8 +13,10 @@ struct PlacementRecordFailureTests {
     /// kept. Once the store takes writes again, resuming places it, fetching only the last byte.
     @Test func unrecordedFileIsNeverPlaced() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let size = 40_000
             let target = dir.appendingPathComponent("x.bin")
             let manager = try await DownloadManager.open(stateDirectory: state, configuration: Support.fastConfiguration())

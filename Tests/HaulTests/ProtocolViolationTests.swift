@@ -1,6 +1,7 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import NIOHTTP1
 import Testing
 
@@ -35,8 +36,9 @@ import Testing
     /// after exactly one request, although retries are allowed.
     @Test func controlCharacterInHeaderFailsAtOnce() async throws {
         try await withTestServer { server in
-            let directory = try Support.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: directory) }
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             let manager = DownloadManager(configuration: Support.fastConfiguration(retries: 5))
             let id = try await manager.enqueue(Support.request(
                 server, "/file/esc.bin", ["disposition": "attachment; filename=\"a\u{1B}[31mb.bin\""], in: directory))

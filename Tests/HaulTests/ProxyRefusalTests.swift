@@ -14,7 +14,9 @@ struct ProxyRefusalTests {
     /// configuration, bypassing `Proxy.parse`: the download fails without retries.
     @Test func socksWithCredentialsFailsWithoutGoingDirect() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             var configuration = Support.fastConfiguration(retries: 3)
             let proxy = ProxySettings.Proxy(host: "127.0.0.1", port: 1080, username: "u", password: "p", kind: .socks5h)
             configuration.proxy = ProxySettings(http: proxy, https: proxy)
@@ -32,7 +34,9 @@ struct ProxyRefusalTests {
     /// proxy, then failed; never fetched directly.
     @Test func unreachableSocksProxyIsAConnectionFailure() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             var configuration = Support.fastConfiguration(retries: 2)
             // Held bound (connections refused) so that no other server of the run takes it.
             let reserved = try ReservedPort()

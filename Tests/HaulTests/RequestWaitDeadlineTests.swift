@@ -58,12 +58,10 @@ struct RequestWaitDeadlineTests {
 
     /// The store keeps the deadline exactly (a paused download found again by a new manager).
     @Test func keptByTheStore() async throws {
-        let state = try Support.temporaryDirectory()
-        let dir = try Support.temporaryDirectory()
-        defer {
-            try? FileManager.default.removeItem(at: state)
-            try? FileManager.default.removeItem(at: dir)
-        }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let state = try temporary.subdirectory("state")
+        let dir = try temporary.subdirectory("dir")
         let deadline = Date(timeIntervalSinceReferenceDate: 817_000_000.123456)
         let request = DownloadRequest(url: URL(string: "http://127.0.0.1:9/k.bin")!, directory: dir, waitDeadline: deadline)
         let id = try await withDownloadManager(stateDirectory: state) { manager in
@@ -81,8 +79,9 @@ struct RequestWaitDeadlineTests {
         let reserved = try ReservedPort()
         defer { reserved.release() }
         let port = reserved.port
-        let dir = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let dir = temporary.url
         var configuration = Support.fastConfiguration(maxConcurrent: 1)
         configuration.retry = RetryPolicy(
             maxRetries: 0, baseDelay: .milliseconds(20), maxDelay: .milliseconds(50), waitLimit: .seconds(3600),

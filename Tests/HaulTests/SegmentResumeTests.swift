@@ -1,6 +1,7 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 @Suite("Segmented downloads across restarts", .timeLimit(.minutes(2)))
@@ -69,8 +70,10 @@ struct SegmentResumeTests {
     /// A manager opened again on the same state continues every segment from its recorded durable offset: no byte recorded as durable is fetched again, and little else is.
     @Test func reopenedManagerContinuesEachSegment() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let key = "/file/resume.bin"
             let (request, bytes, sha) = try Self.throttledFile(server, key, seed: 120, in: dir)
             let id = try await Self.runUntil(700 << 10, request: request, state: state)
@@ -117,8 +120,10 @@ struct SegmentResumeTests {
     /// When the file changed on the server while a segmented download was stopped, it is fetched again from the start, never spliced with the old segments.
     @Test func fileChangedWhileStoppedStartsOver() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let key = "/file/changed.bin"
             let request = Support.request(server, key, ["size": "\(Self.size)", "seed": "130", "rate": "\(Self.rate)"], in: dir)
             let id = try await Self.runUntil(500 << 10, request: request, state: state)
@@ -137,7 +142,9 @@ struct SegmentResumeTests {
     /// A download begun with one connection and then asked for more continues from its bytes with the rest split: every later request is a range after those bytes, several run, and the file arrives exact with its checksum verified.
     @Test func oneConnectionDownloadSplitsTheRestWhenAskedForMore() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let key = "/file/widened.bin"
             let (request, bytes, sha) = try Self.throttledFile(server, key, seed: 140, in: dir)
             try await Self.widenWhileRunning(request, sha: sha)
@@ -161,7 +168,9 @@ struct SegmentResumeTests {
     /// verified, never a splice of the bytes it had and a whole answer.
     @Test func splitOfTheRestFallsBackWhenRangesTurnUnusable() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let key = "/file/turned.bin"
             // The first request and the resumed one get ranges; the segments' requests do not.
             let (request, bytes, sha) = try Self.throttledFile(server, key, seed: 150, in: dir, extra: ["rangesFor": "2"])

@@ -3,14 +3,8 @@ import Foundation
 import Haul
 import HaulTestServer
 
-/// Shared helpers for end-to-end tests: temporary directories, fast configurations, digests.
+/// Shared helpers for end-to-end tests: fast configurations, requests, digests.
 enum Support {
-    static func temporaryDirectory() throws -> URL {
-        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
     /// Retries in milliseconds, frequent progress and small checkpoints, so tests stay fast.
     static func fastConfiguration(
         maxConcurrent: Int = 4, retries: Int = 5, checkpointBytes: Int64 = 64 * 1024

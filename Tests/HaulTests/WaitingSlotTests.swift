@@ -49,8 +49,9 @@ struct WaitingSlotTests {
         // Held bound (connections refused) so that no other server of the run takes it.
         let reserved = try ReservedPort()
         defer { reserved.release() }
-        let dir = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let dir = temporary.url
         try await withTestServer { live in
             try await withDownloadManager(configuration: configuration) { manager in
                 try await body(Scene(reserved: reserved, dir: dir, live: live, manager: manager))
