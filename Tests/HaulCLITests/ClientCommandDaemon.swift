@@ -42,11 +42,13 @@ final class ClientCommandDaemon: Sendable {
             arguments.append("--no-tcp")
         }
         let process = try LineProcess(executable: haul, arguments: arguments, timeout: .seconds(240))
-        let ready = await LineProcess.firstLine(of: process.errors) { $0.hasPrefix("haul daemon: ready") }
-        guard let ready else {
+        let ready: String
+        do {
+            ready = try await firstElement(of: process.errors, "the daemon's ready line", within: .seconds(120)) { $0.hasPrefix("haul daemon: ready") }
+        } catch {
             process.send(SIGKILL)
             directory.remove()
-            throw HaulProcessError("the daemon did not start")
+            throw error
         }
         let tcp = ready.split(separator: " ").first { $0.hasPrefix("tcp=") }.map { String($0.dropFirst(4)) }
         return ClientCommandDaemon(
@@ -79,23 +81,18 @@ final class ClientCommandDaemon: Sendable {
         return try JSONDecoder().decode(ClientStatusJSON.self, from: Data(result.stdout.utf8))
     }
 
-    /// Polls `haul status` until `condition` holds; fails the test at the deadline. The pause
-    /// between polls only keeps the loop from spinning processes on a 2-core machine; what
-    /// the test waits for is the condition.
+    /// Runs `haul status` until `condition` holds on what it prints, and returns that; fails
+    /// with the last status after `limit`.
     @discardableResult
     func waitForStatus(
-        _ gid: String, deadline: Duration = .seconds(60), _ what: String,
+        _ gid: String, within limit: Duration = .seconds(60), _ what: String,
         until condition: (ClientStatusJSON) -> Bool
     ) async throws -> ClientStatusJSON {
-        let end = ContinuousClock.now + deadline
-        while true {
+        var last: ClientStatusJSON?
+        return try await waitForValue("\(gid) to become \(what)", within: limit, explaining: { "last: \(last.map(String.init(describing:)) ?? "none")" }) {
             let status = try await status(gid)
-            if condition(status) { return status }
-            guard ContinuousClock.now < end else {
-                Issue.record("\(gid) never became \(what); last: \(status)")
-                return status
-            }
-            try await Task.sleep(for: .milliseconds(50))
+            last = status
+            return condition(status) ? status : nil
         }
     }
 }

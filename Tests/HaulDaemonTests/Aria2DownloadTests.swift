@@ -2,6 +2,7 @@ import Foundation
 @testable import Haul
 @testable import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// aria2's methods end to end: real JSON through the handler, a real manager downloading from

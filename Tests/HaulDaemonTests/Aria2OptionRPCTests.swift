@@ -10,17 +10,6 @@ import Testing
 /// does not honour is refused by name (except the blind-sent options), plus the file path of
 /// a running download and `saveSession`.
 @Suite struct Aria2OptionRPCTests {
-    /// Waits until `condition` holds on the manager, checked after each of its events.
-    func waitUntil(_ manager: DownloadManager, _ what: String, _ condition: @escaping @Sendable (DownloadManager) async -> Bool) async throws {
-        let events = manager.managerEvents()
-        if await condition(manager) { return }
-        let met = try await RPCTest.within(.seconds(30), what) {
-            for await _ in events where await condition(manager) { return true }
-            return false
-        }
-        #expect(met, "\(what)")
-    }
-
     /// getGlobalOption and getOption list every option Haul honours, in aria2's forms (bytes,
     /// whole seconds, "true"/"false"), the daemon's settings included.
     @Test func listsEveryHonouredOption() async throws {
@@ -113,8 +102,8 @@ import Testing
 
             let gid = try await f.add(f.url("running.bin", size: 400_000, seed: 6, rate: 100_000))
             let id = try #require(DownloadID(gid))
-            try await waitUntil(f.manager, "bytes to arrive") { manager in
-                guard let info = await manager.snapshot(id) else { return false }
+            try await waitUntil("bytes to arrive") {
+                guard let info = await f.manager.snapshot(id) else { return false }
                 return info.state == .running && info.progress.completedBytes > 0
             }
             let expected = JSONValue.string(f.directory.appendingPathComponent("running.bin").path)

@@ -25,7 +25,7 @@ struct Aria2pIntegrationTests {
                 "--state-dir", root.appendingPathComponent("state").path,
                 "--rpc-listen-port", "0", "--rpc-secret", secret, "--dir", out.path,
             ])
-            let ready = try #require(await LineProcess.firstLine(of: daemon.errors) { $0.hasPrefix("haul daemon: ready") })
+            let ready = try await firstElement(of: daemon.errors, "the daemon's ready line", within: .seconds(120)) { $0.hasPrefix("haul daemon: ready") }
             let tcp = try #require(ready.split(separator: " ").first { $0.hasPrefix("tcp=") }?.dropFirst(4))
 
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -37,11 +37,7 @@ struct BackgroundSessionStartsDaemonTests {
             try await withRPCClient(endpoint: .unixSocket(path: socket)) { client in
                 let _: String = try await client.call("aria2.shutdown")
             }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while FileManager.default.fileExists(atPath: socket), ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            #expect(!FileManager.default.fileExists(atPath: socket), "the daemon stopped")
+            try await waitUntil("the daemon to stop and remove its socket") { !FileManager.default.fileExists(atPath: socket) }
         }
     }
 }

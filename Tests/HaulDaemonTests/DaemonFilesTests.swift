@@ -141,7 +141,7 @@ import Darwin
             .bind(unixDomainSocketPath: path).get()
         let client = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(unixDomainSocketPath: path).get()
-        let peer = try await withTimeout("the peer's credentials") {
+        let peer = try await withTimeLimit("the peer's credentials") {
             var iterator = accepted.makeAsyncIterator()
             return await iterator.next() ?? nil
         }

@@ -42,12 +42,9 @@ import Glibc
                         "aria2.addUri", [primary, mirror],
                         ["split": "4", "max-connection-per-server": "2", "checksum": "sha-256=\(sha)", "out": "m.bin"],
                         returning: String.self)
-                    let deadline = ContinuousClock.now + .seconds(60)
-                    var status = ""
-                    while ContinuousClock.now < deadline {
-                        status = try await client.call("aria2.tellStatus", gid, ["status"], returning: [String: String].self)["status"] ?? ""
-                        if status != "active" && status != "waiting" { break }
-                        try await Task.sleep(for: .milliseconds(50))
+                    let status = try await waitForValue("the download to end", within: .seconds(60)) { () async throws -> String? in
+                        let status = try await client.call("aria2.tellStatus", gid, ["status"], returning: [String: String].self)["status"] ?? ""
+                        return status != "active" && status != "waiting" ? status : nil
                     }
                     #expect(status == "complete")
                     let uris = try await client.call("aria2.getUris", gid, returning: [[String: String]].self)

@@ -27,7 +27,7 @@ import Darwin
         guard !fields.isEmpty else {
             process.send(SIGKILL)
             Issue.record("the daemon did not get ready; it printed: \(lines)")
-            throw ServerTestTimeout(what: "a ready daemon")
+            throw WaitFailure("a ready daemon", .ended)
         }
         return (process, fields)
     }

@@ -63,7 +63,7 @@ import Testing
         }
         let (ready, readyContinuation) = AsyncStream.makeStream(of: DaemonAddresses.self)
         let run = Task { try await daemon.run { readyContinuation.yield($0) } }
-        let addresses = try await withTimeout("the daemon to be ready") {
+        let addresses = try await withTimeLimit("the daemon to be ready") {
             var iterator = ready.makeAsyncIterator()
             return try #require(await iterator.next())
         }
@@ -71,7 +71,7 @@ import Testing
             try await client.call("aria2.shutdown")
         }
         #expect(answer == "OK")
-        try await withTimeout("the daemon to stop") { try await run.value }
+        try await withTimeLimit("the daemon to stop") { try await run.value }
         let entries = await journal.entries
         #expect(entries == ["host stopped", "hook"])
         #expect(!FileManager.default.fileExists(atPath: socketPath))

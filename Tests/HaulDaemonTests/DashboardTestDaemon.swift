@@ -35,7 +35,7 @@ struct DashboardTestDaemon: Sendable {
             process.send(SIGKILL)
             directory.remove()
             Issue.record("the daemon did not get ready; it printed: \(lines)")
-            throw ServerTestTimeout(what: "a ready daemon")
+            throw WaitFailure("a ready daemon", .ended)
         }
         return DashboardTestDaemon(process: process, directory: directory, port: port)
     }

@@ -43,22 +43,6 @@ enum RPCTest {
         if let id { object["id"] = id }
         return text(.object(object))
     }
-
-    /// Waits for `body` with a timeout, so that a broken engine fails a test instead of hanging it.
-    static func within<T: Sendable>(
-        _ timeout: Duration = .seconds(30), _ what: String, _ body: @escaping @Sendable () async throws -> T
-    ) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else { throw Failure("timed out waiting for \(what)") }
-            return value
-        }
-    }
 }
 
 /// Speaks to a handler as the daemon's servers do: bytes in, bytes out.
@@ -144,11 +128,7 @@ final class RecordingSink: RPCNotificationSink {
         }
         defer { _ = state.withLockedValue { $0.subscribers.removeValue(forKey: key) } }
         if condition(received) { return }
-        let met = try await RPCTest.within(.seconds(30), what) { [self] in
-            for await _ in stream where condition(self.received) { return true }
-            return false
-        }
-        guard met else { throw RPCTest.Failure("\(what) never happened") }
+        _ = try await firstElement(of: stream, what) { [self] _ in condition(self.received) }
     }
 
     /// Waits (30 s at most) for `method` about `gid`, received before or after the call.
@@ -166,11 +146,7 @@ final class RecordingSink: RPCNotificationSink {
         }
         guard let key else { return }
         defer { _ = state.withLockedValue { $0.subscribers.removeValue(forKey: key) } }
-        let found = try await RPCTest.within(.seconds(30), "\(method) for \(gid)") {
-            for await message in stream where match(message) { return true }
-            return false
-        }
-        guard found else { throw RPCTest.Failure("\(method) for \(gid) never came") }
+        _ = try await firstElement(of: stream, "\(method) for \(gid)", where: match)
     }
 }
 
@@ -258,7 +234,7 @@ struct Aria2Fixture: Sendable {
     func finished(_ gid: String) async throws {
         guard let id = DownloadID(gid) else { throw RPCTest.Failure("\(gid) is not a GID") }
         let manager = self.manager
-        _ = try await RPCTest.within(.seconds(30), "\(gid) to finish") { try await manager.finished(id) }
+        _ = try await withTimeLimit("\(gid) to finish", within: .seconds(30)) { try await manager.finished(id) }
     }
 
     /// GIDs of a tellWaiting/tellStopped/tellActive result.

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 @testable import HaulDaemon
+import HaulTestSupport
 import NIOCore
 import Testing
 

@@ -18,39 +18,6 @@ enum ServerTestTarget: Sendable, CustomStringConvertible {
     }
 }
 
-struct ServerTestTimeout: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-/// Runs `operation`, failing with `ServerTestTimeout` if it has not finished after `limit`: a
-/// safety net so that a broken server fails its test instead of hanging the suite.
-func withTimeout<T: Sendable>(
-    _ what: String, limit: Duration = .seconds(20), _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try? await Task.sleep(for: limit)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else { throw ServerTestTimeout(what: what) }
-        return value
-    }
-}
-
-/// Checks `condition` until it holds, for at most `limit`.
-func waitUntil(
-    _ what: String, limit: Duration = .seconds(20), _ condition: @escaping @Sendable () async -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + limit
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else { throw ServerTestTimeout(what: what) }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
-
 /// A handler for server tests: answers each body with `{"echo": BODY, "origin": "tcp"|"unixSocket"}`
 /// (or nothing for the body `notify`), and remembers the origins it saw.
 actor RecordingHandler: RPCRequestHandler {
@@ -113,24 +80,24 @@ func withRunningDaemon<T: Sendable>(
         try await daemon.run { addresses in readyContinuation.yield(addresses) }
     }
     do {
-        let addresses = try await withTimeout("the daemon to be ready", limit: .seconds(30)) {
+        let addresses = try await withTimeLimit("the daemon to be ready", within: .seconds(30)) {
             var iterator = ready.makeAsyncIterator()
             guard let addresses = await iterator.next() else {
                 // The daemon stopped before it was ready: its own error says why.
                 try await run.value
-                throw ServerTestTimeout(what: "a ready daemon (it stopped without an error)")
+                throw WaitFailure("a ready daemon (it stopped without an error)", .ended)
             }
             return addresses
         }
         var contextIterator = contexts.makeAsyncIterator()
-        guard let context = await contextIterator.next() else { throw ServerTestTimeout(what: "the daemon's context") }
+        guard let context = await contextIterator.next() else { throw WaitFailure("the daemon's context", .ended) }
         let value = try await body(RunningDaemon(addresses: addresses, context: context, directory: directory))
         daemon.control.requestShutdown()
-        try await withTimeout("the daemon to stop", limit: .seconds(30)) { try await run.value }
+        try await withTimeLimit("the daemon to stop", within: .seconds(30)) { try await run.value }
         return value
     } catch {
         daemon.control.requestShutdown()
-        _ = try? await withTimeout("the daemon to stop", limit: .seconds(30)) { try await run.value }
+        _ = try? await withTimeLimit("the daemon to stop", within: .seconds(30)) { try await run.value }
         throw error
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import HaulDaemon
+import HaulTestSupport
 import NIOCore
 import NIOWebSocket
 import Testing

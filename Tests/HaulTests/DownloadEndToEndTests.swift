@@ -74,7 +74,7 @@ struct DownloadEndToEndTests {
                 let events = manager.managerEvents()
                 let request = Support.request(server, "/file/r.bin", ["status": "503,503,200", "retryAfter": "0", "size": "5000"], in: dir)
                 let id = try await manager.enqueue(request)
-                let delay = try await Support.firstEvent(in: events) { event -> Duration? in
+                let delay = try await firstMatch(in: events, "a retry after the 503") { event -> Duration? in
                     if case .retrying(let retried, _, let delay, let error) = event, retried == id, error.httpStatus == 503 { return delay }
                     return nil
                 }

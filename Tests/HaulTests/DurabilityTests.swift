@@ -22,7 +22,7 @@ struct DurabilityTests {
             try await withDownloadManager(configuration: configuration) { manager in
                 let events = manager.managerEvents()
                 let id = try await manager.enqueue(Support.request(server, "/file/full.bin", ["size": "\(size)", "seed": "4"], in: dir))
-                let reason = try await Support.firstEvent(in: events) { event -> HaulError? in
+                let reason = try await firstMatch(in: events, "the download to pause") { event -> HaulError? in
                     if case .paused(id, let reason?) = event { return reason }
                     return nil
                 }
@@ -177,7 +177,7 @@ struct WholePartTests {
                 try FileManager.default.removeItem(at: taken)
                 let events = manager.managerEvents()
                 let id = try await manager.enqueue(request)
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                _ = try await firstMatch(in: events, "the download to start") { event -> Bool? in
                     if case .started(id, _, _) = event { return true }
                     return nil
                 }
@@ -224,7 +224,7 @@ struct WholePartTests {
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
                 let events = manager.managerEvents()
                 try await manager.resume(id)
-                let resumedFrom = try await Support.firstEvent(in: events) { event -> Int64? in
+                let resumedFrom = try await firstMatch(in: events, "the download to start") { event -> Int64? in
                     if case .started(id, let offset, _) = event { return offset }
                     return nil
                 }

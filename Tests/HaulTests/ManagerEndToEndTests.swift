@@ -207,7 +207,7 @@ struct ManagerEndToEndTests {
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
                 let events = manager.managerEvents()
                 let id = try await manager.enqueue(Support.request(server, "/file/p.bin", ["size": "\(size)", "seed": "9", "rate": "600000"], in: dir))
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                _ = try await firstMatch(in: events, "more than 50,000 bytes") { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes > 50_000 { return true }
                     return nil
                 }
@@ -233,7 +233,7 @@ struct ManagerEndToEndTests {
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
                 let events = manager.managerEvents()
                 let id = try await manager.enqueue(Support.request(server, "/file/c.bin", ["size": "1000000", "rate": "300000"], in: dir))
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                _ = try await firstMatch(in: events, "the first bytes") { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes > 0 { return true }
                     return nil
                 }
@@ -294,7 +294,7 @@ struct ManagerShutdownTests {
             let id = try #require(await group.downloads().first?.id)
             async let summary = manager.groupCompletion(group.name)
             async let single = manager.finished(id)
-            _ = try await Support.firstEvent(in: events) { event -> Bool? in
+            _ = try await firstMatch(in: events, "the first bytes") { event -> Bool? in
                 if case .progress(id, let progress) = event, progress.completedBytes > 0 { return true }
                 return nil
             }

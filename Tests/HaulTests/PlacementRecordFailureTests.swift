@@ -30,7 +30,7 @@ struct PlacementRecordFailureTests {
             }
             let events = manager.managerEvents()
             let id = try await manager.enqueue(Support.request(server, "/file/x.bin", ["size": "\(size)", "seed": "31"], in: dir, name: "x.bin"))
-            let reason = try await Support.firstEvent(in: events) { event -> HaulError? in
+            let reason = try await firstMatch(in: events, "the download to pause") { event -> HaulError? in
                 if case .paused(id, let reason?) = event { return reason }
                 if case .completed(let info) = event, info.id == id { Issue.record("placed without a recorded intent") }
                 return nil

@@ -91,7 +91,7 @@ struct RequestWaitDeadlineTests {
             let keeps = try await manager.enqueue(DownloadRequest(url: url("keeps.bin"), directory: dir))
             let short = try await manager.enqueue(DownloadRequest(
                 url: url("short.bin"), directory: dir, waitDeadline: Date().addingTimeInterval(1)))
-            try await WaitingSlotTests.poll("the download with a deadline to fail", in: manager) {
+            try await waitUntil("the download with a deadline to fail", explaining: { await Support.downloadStates(manager) }) {
                 await manager.snapshot(short)?.state == .failed
             }
             let failed = try #require(await manager.snapshot(short))
@@ -99,7 +99,7 @@ struct RequestWaitDeadlineTests {
             #expect(failed.error?.message.contains("gave up waiting") == true)
             #expect(failed.error?.message.contains("connection refused") == true)
             // The other is tried now and then (holding the slot for that moment) and waits between.
-            try await WaitingSlotTests.poll("the other to be waiting", in: manager) {
+            try await waitUntil("the other to be waiting", explaining: { await Support.downloadStates(manager) }) {
                 let other = await manager.snapshot(keeps)
                 return other?.state == .queued && other?.isWaitingToRetry == true
             }

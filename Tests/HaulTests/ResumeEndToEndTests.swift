@@ -114,7 +114,7 @@ struct ResumeEndToEndTests {
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration(checkpointBytes: 32 * 1024)) { manager in
                 let events = manager.managerEvents()
                 let id = try await manager.enqueue(request)
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                _ = try await firstMatch(in: events, "100,000 bytes") { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes >= 100_000 { return true }
                     return nil
                 }
@@ -130,7 +130,7 @@ struct ResumeEndToEndTests {
                 #expect(found.first?.state == .paused)
                 let id = try #require(found.first?.id)
                 try await manager.resume(id)
-                let resumedFrom = try await Support.firstEvent(in: events) { event -> Int64? in
+                let resumedFrom = try await firstMatch(in: events, "the download to start again") { event -> Int64? in
                     if case .started(id, let offset, _) = event { return offset }
                     return nil
                 }

@@ -16,7 +16,7 @@ struct SegmentResumeTests {
         try await withDownloadManager(stateDirectory: state, configuration: SegmentedDownloadTests.configuration()) { manager in
             let events = manager.managerEvents()
             let id = try await manager.enqueue(request)
-            _ = try await Support.firstEvent(in: events) { event -> Bool? in
+            _ = try await firstMatch(in: events, "\(bytes) bytes") { event -> Bool? in
                 if case .progress(id, let progress) = event, progress.completedBytes >= bytes { return true }
                 return nil
             }
@@ -43,7 +43,7 @@ struct SegmentResumeTests {
         try await withDownloadManager(configuration: SegmentedDownloadTests.configuration()) { manager in
             let events = manager.managerEvents()
             let id = try await manager.enqueue(request)
-            _ = try await Support.firstEvent(in: events) { event -> Bool? in
+            _ = try await firstMatch(in: events, "500 KiB") { event -> Bool? in
                 if case .progress(id, let progress) = event, progress.completedBytes >= 500 << 10 { return true }
                 return nil
             }
@@ -60,11 +60,7 @@ struct SegmentResumeTests {
     /// loaded server may go on writing into the dead connection for a while, and those bytes
     /// count as sent though nobody received them.
     static func serverQuiet(_ server: TestServer, key: String) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while server.responsesInProgress(forKey: key) > 0 {
-            guard ContinuousClock.now < deadline else { throw TestFailure("the server kept sending \(key)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await waitUntil("the server to stop sending \(key)", within: .seconds(10)) { server.responsesInProgress(forKey: key) == 0 }
     }
 
     /// A manager opened again on the same state continues every segment from its recorded durable offset: no byte recorded as durable is fetched again, and little else is.

@@ -125,20 +125,20 @@ struct SpeedLimitTests {
                 let id = try await manager.enqueue(request)
                 try await manager.setSpeedLimit(128 << 10, for: id)
                 #expect(await manager.snapshot(id)?.request.maxBytesPerSecond == 128 << 10)
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                _ = try await firstMatch(in: events, "the first bytes") { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes > 0 { return true }
                     return nil
                 }
                 try await manager.setSpeedLimit(nil, for: id)
                 // Now the global limit (256 KiB/s) holds it; 1 MiB more takes about 4 s.
-                _ = try await Support.firstEvent(in: events, timeout: .seconds(20)) { event -> Bool? in
+                _ = try await firstMatch(in: events, "1 MiB", within: .seconds(20)) { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes >= 1 << 20 { return true }
                     return nil
                 }
                 await manager.setGlobalSpeedLimit(nil)
                 #expect(await manager.globalSpeedLimit == nil)
                 // Unlimited, the remaining 7 MiB take a moment; at either old limit, far longer than 20 s.
-                _ = try await Support.firstEvent(in: events, timeout: .seconds(20)) { event -> Bool? in
+                _ = try await firstMatch(in: events, "the download to complete", within: .seconds(20)) { event -> Bool? in
                     if case .completed(let info) = event, info.id == id { return true }
                     return nil
                 }

@@ -58,9 +58,13 @@ struct MicroSocks: Sendable {
         let command = "exec " + ([microsocks] + arguments).map(shellQuoted).joined(separator: " ") + " >" + shellQuoted(log) + " 2>&1"
         let process = try ChildProcess(executable: "/bin/sh", arguments: ["-c", command])
         let proxy = MicroSocks(port: port, directory: directory, process: process, termination: process.terminationTask())
-        if try await LoopbackPort.waitUntilAccepting(port) { return proxy }
-        await proxy.stop()
-        throw HaulProcessError("microsocks did not listen within 10 s")
+        do {
+            try await waitUntil("microsocks to accept connections on port \(port)", within: .seconds(10)) { LoopbackPort.accepts(port) }
+            return proxy
+        } catch {
+            await proxy.stop()
+            throw error
+        }
     }
 
     func stop() async {

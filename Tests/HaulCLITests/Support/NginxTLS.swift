@@ -85,16 +85,22 @@ struct NginxTLS: Sendable {
         let exit = ExitStatusBox()
         Task { exit.set(await termination.value) }
         // Ready when both ports accept connections (or nginx exited: its error log says why).
-        for _ in 0..<500 {
-            if LoopbackPort.accepts(port), LoopbackPort.accepts(clientCertificatePort) { return server }
-            if let status = exit.value {
-                let log = (try? String(contentsOf: directory.file("error.log"), encoding: .utf8)) ?? ""
-                throw HaulProcessError("nginx exited with \(status): \(log)")
+        do {
+            try await waitUntil("nginx to accept connections on ports \(port) and \(clientCertificatePort)", within: .seconds(10)) {
+                if let status = exit.value {
+                    let log = (try? String(contentsOf: directory.file("error.log"), encoding: .utf8)) ?? ""
+                    throw HaulProcessError("nginx exited with \(status): \(log)")
+                }
+                return LoopbackPort.accepts(port) && LoopbackPort.accepts(clientCertificatePort)
             }
-            try await Task.sleep(for: .milliseconds(20))
+            return server
+        } catch let error as WaitFailure {
+            await server.stop()
+            throw error
+        } catch {
+            directory.remove()  // nginx has exited
+            throw error
         }
-        await server.stop()
-        throw HaulProcessError("nginx did not listen within 10 s")
     }
 
     func stop() async {

@@ -62,9 +62,13 @@ struct TinyProxy: Sendable {
         try config.write(to: file, atomically: true, encoding: .utf8)
         let process = try ChildProcess(executable: tinyproxy, arguments: ["-d", "-c", file.path])
         let proxy = TinyProxy(port: port, directory: directory, process: process, termination: process.terminationTask())
-        if try await LoopbackPort.waitUntilAccepting(port) { return proxy }
-        await proxy.stop()
-        throw HaulProcessError("tinyproxy did not listen within 10 s")
+        do {
+            try await waitUntil("tinyproxy to accept connections on port \(port)", within: .seconds(10)) { LoopbackPort.accepts(port) }
+            return proxy
+        } catch {
+            await proxy.stop()
+            throw error
+        }
     }
 
     func stop() async {

@@ -158,7 +158,7 @@ struct RetentionEndToEndTests {
                 let events = manager.managerEvents()
                 id = try await manager.enqueue(Support.request(
                     server, "/file/left.bin", ["size": "\(1 << 20)", "rate": "100000"], in: dir, name: "left.bin"))
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                _ = try await firstMatch(in: events, "a checkpoint past 0") { event -> Bool? in
                     if case .checkpointed(id, let offset) = event, offset > 0 { return true }
                     return nil
                 }
