@@ -8,7 +8,7 @@ import Testing
 
 /// The manager functions the aria2 methods rely on (DownloadManager+Remote), each against its
 /// contract, with a real manager and the test server.
-@Suite struct Aria2ManagerRemoteTests {
+@Suite(.timeLimit(.minutes(3))) struct Aria2ManagerRemoteTests {
     /// Collects a manager's events as they come, so that a test can wait for one.
     final class EventLog: Sendable {
         private let events = NIOLockedValueBox<[ManagerEvent]>([])

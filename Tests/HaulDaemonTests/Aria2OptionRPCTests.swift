@@ -9,7 +9,7 @@ import Testing
 /// listed in aria2's forms, a listing given back is accepted and changes nothing, what Haul
 /// does not honour is refused by name (except the blind-sent options), plus the file path of
 /// a running download and `saveSession`.
-@Suite struct Aria2OptionRPCTests {
+@Suite(.timeLimit(.minutes(3))) struct Aria2OptionRPCTests {
     /// getGlobalOption and getOption list every option Haul honours, in aria2's forms (bytes,
     /// whole seconds, "true"/"false"), the daemon's settings included.
     @Test func listsEveryHonouredOption() async throws {

@@ -9,7 +9,7 @@ import Glibc
 /// An existing aria2 client, unchanged: the Python library aria2p (from PyPI) drives a real
 /// `haul daemon` over TCP with a secret: adds downloads, lists them, pauses, resumes and
 /// removes them, reads their status, and gets notifications over WebSocket.
-@Suite("aria2p against haul daemon")
+@Suite("aria2p against haul daemon", .timeLimit(.minutes(5)))
 struct Aria2pIntegrationTests {
     /// Every step of Tests/Integration/aria2p_check.py passes (it exits 0).
     @Test func aria2pDrivesTheDaemon() async throws {

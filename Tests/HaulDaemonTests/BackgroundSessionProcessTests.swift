@@ -9,7 +9,7 @@ import Glibc
 
 /// The seeds' scenario with real processes: a daemon, an app that is killed -9, and an app
 /// that comes back under the same session identifier.
-@Suite("Background sessions with real processes", .serialized)
+@Suite("Background sessions with real processes", .serialized, .timeLimit(.minutes(20)))
 struct BackgroundSessionProcessTests {
     struct Collected: Decodable {
         var kinds: [String: Int]

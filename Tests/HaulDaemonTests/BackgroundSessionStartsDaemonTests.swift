@@ -6,7 +6,7 @@ import Testing
 
 /// A `BackgroundSession` with no daemon running starts one, as iOS starts its transfer daemon
 /// on demand.
-@Suite("BackgroundSession starts a daemon")
+@Suite("BackgroundSession starts a daemon", .timeLimit(.minutes(5)))
 struct BackgroundSessionStartsDaemonTests {
     /// Attaching where no daemon listens starts `haul daemon` on that socket; a download added
     /// through the session completes in it and the file verifies.

@@ -12,7 +12,7 @@ import Darwin
 #endif
 
 /// Where the socket lives and who may reach it: paths, modes, ownership.
-@Suite struct DaemonFilesTests {
+@Suite(.timeLimit(.minutes(3))) struct DaemonFilesTests {
     private static func mode(_ path: String) throws -> UInt32 {
         try #require(try DaemonSystemCalls.status(of: path)).permissions
     }

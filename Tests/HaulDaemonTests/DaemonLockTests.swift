@@ -4,7 +4,7 @@ import HaulTestSupport
 import Testing
 
 /// One daemon per state directory and per socket.
-@Suite struct DaemonLockTests {
+@Suite(.timeLimit(.minutes(3))) struct DaemonLockTests {
     /// A held lock refuses a second taker with the holder's PID; released, it can be taken again.
     @Test func lockIsExclusiveUntilReleased() async throws {
         let directory = try TemporaryDirectory()

@@ -10,7 +10,7 @@ import Darwin
 
 /// `haul daemon` as a real process: the ready line, the locks against a second daemon, signals,
 /// and recovery after `kill -9`.
-@Suite(.serialized) struct DaemonProcessTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct DaemonProcessTests {
     /// The secret the test daemons are started with: TCP calls need it.
     static let secret = "process-test-secret"
 

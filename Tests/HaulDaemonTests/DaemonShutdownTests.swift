@@ -8,7 +8,7 @@ import ServiceLifecycle
 import Testing
 
 /// How a daemon stops: on request, in order, and also when it cannot start listening.
-@Suite struct DaemonShutdownTests {
+@Suite(.timeLimit(.minutes(3))) struct DaemonShutdownTests {
     /// Records the order of shutdown steps.
     actor Journal {
         private(set) var entries: [String] = []

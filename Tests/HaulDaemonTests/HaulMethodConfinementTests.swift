@@ -7,7 +7,7 @@ import Testing
 
 /// The `haul.*` methods over TCP write only inside `--dir` and the `--allow-dir` directories;
 /// over the unix socket they write where the app says, as before.
-@Suite struct HaulMethodConfinementTests {
+@Suite(.timeLimit(.minutes(3))) struct HaulMethodConfinementTests {
     static let secret = "s3cret"
 
     /// A daemon's `haul.*` methods on a store of their own, with `downloads` as `--dir`,

@@ -6,7 +6,7 @@ import NIOCore
 import Testing
 
 /// The library's JSON-RPC client against a daemon in this process.
-@Suite struct RPCClientTests {
+@Suite(.timeLimit(.minutes(3))) struct RPCClientTests {
     /// Options as a client would send them to aria2.addUri.
     struct Options: Codable, Equatable, Sendable {
         var dir: String

@@ -6,7 +6,7 @@ import HaulTestSupport
 import Testing
 
 /// The daemon's sessions and their settings.
-@Suite("Session host")
+@Suite("Session host", .timeLimit(.minutes(3)))
 struct SessionHostTests {
     /// A new limit is applied to the open session without reopening it; a new group order
     /// reopens it; the daemon's own session is never reopened under the aria2 methods; and a

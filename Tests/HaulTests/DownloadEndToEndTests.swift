@@ -4,7 +4,7 @@ import HaulTestServer
 import HaulTestSupport
 import Testing
 
-@Suite("Downloads end to end")
+@Suite("Downloads end to end", .timeLimit(.minutes(3)))
 struct DownloadEndToEndTests {
     /// A file arrives with exactly the served bytes, and no part or resume file is left behind.
     @Test func downloadsExactBytes() async throws {

@@ -5,7 +5,7 @@ import HaulTestSupport
 import NIOConcurrencyHelpers
 import Testing
 
-@Suite("Durability")
+@Suite("Durability", .timeLimit(.minutes(3)))
 struct DurabilityTests {
     /// A full disk pauses the download with a diskFull reason, keeps its durable bytes, and a resume later completes it exactly.
     @Test func diskFullPausesAndResumes() async throws {
@@ -159,7 +159,7 @@ struct DurabilityTests {
     }
 }
 
-@Suite("Durability: whole parts")
+@Suite("Durability: whole parts", .timeLimit(.minutes(3)))
 struct WholePartTests {
     /// A download whose every byte is on disk but whose placement failed fetches only the last byte again when resumed, not the whole file.
     @Test func resumingACompletePartRefetchesOneByte() async throws {

@@ -5,7 +5,7 @@ import HaulTestSupport
 import Testing
 
 /// The client's deliberate cancel (DESIGN.md's table): what happens to each kind of download.
-@Suite("invalidateAndCancel")
+@Suite("invalidateAndCancel", .timeLimit(.minutes(3)))
 struct InvalidateAndCancelTests {
     /// Running downloads stop with their bytes kept (paused), queued ones are canceled, paused
     /// ones stay paused; the running one continues from its bytes when resumed.

@@ -5,7 +5,7 @@ import HaulTestSupport
 import NIOConcurrencyHelpers
 import Testing
 
-@Suite("Manager end to end")
+@Suite("Manager end to end", .timeLimit(.minutes(3)))
 struct ManagerEndToEndTests {
     /// A group of many files completes with a summary, and never fetches more than the global
     /// limit at once (counted by the server: a download whose bytes are all here hands its
@@ -280,7 +280,7 @@ struct ManagerEndToEndTests {
     }
 }
 
-@Suite("Manager shutdown")
+@Suite("Manager shutdown", .timeLimit(.minutes(3)))
 struct ManagerShutdownTests {
     /// Shutdown answers everyone awaiting a group or a download, listing what did not finish, and keeps the part files.
     @Test func shutdownReleasesWaiters() async throws {

@@ -5,7 +5,7 @@ import HaulTestSupport
 import Testing
 
 /// The event outbox: what a returning client of a session is given.
-@Suite("Event outbox")
+@Suite("Event outbox", .timeLimit(.minutes(3)))
 struct OutboxTests {
     private func configuration(_ order: GroupOrder = .interleaved, maxConcurrent: Int = 4) -> DownloadManager.Configuration {
         var configuration = Support.fastConfiguration(maxConcurrent: maxConcurrent)

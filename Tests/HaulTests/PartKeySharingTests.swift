@@ -5,7 +5,7 @@ import HaulTestSupport
 import Testing
 
 /// Two downloads of the same request never share, or delete, one part file.
-@Suite("Part key sharing")
+@Suite("Part key sharing", .timeLimit(.minutes(3)))
 struct PartKeySharingTests {
     /// Adds `request` (whose first response fails), waits for it to fail, then adds it again
     /// and waits until the newer download has bytes in the part file they would share.

@@ -7,7 +7,7 @@ import Testing
 
 /// A verified file is renamed into place only after its placement intent is in the store
 /// (see `DownloadManager+Placement`). Here the store refuses to record it.
-@Suite("Placement: an intent the store refuses")
+@Suite("Placement: an intent the store refuses", .timeLimit(.minutes(3)))
 struct PlacementRecordFailureTests {
     /// The file is not renamed; its download waits paused with the store's error and every byte
     /// kept. Once the store takes writes again, resuming places it, fetching only the last byte.

@@ -7,7 +7,7 @@ import Testing
 
 /// A response that breaks HTTP is the server misbehaving (not retried); a connection that
 /// breaks is the network (retried).
-@Suite struct ProtocolViolationTests {
+@Suite(.timeLimit(.minutes(3))) struct ProtocolViolationTests {
     static let url = URL(string: "http://127.0.0.1:9/f")!
 
     /// Malformed status lines and headers, bad Content-Length and bad chunk encoding map to

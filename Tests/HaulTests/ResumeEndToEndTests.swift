@@ -4,7 +4,7 @@ import HaulTestServer
 import HaulTestSupport
 import Testing
 
-@Suite("Resume end to end")
+@Suite("Resume end to end", .timeLimit(.minutes(3)))
 struct ResumeEndToEndTests {
     /// A connection dropped on every response is resumed with Range + If-Range until the file is whole.
     @Test func droppedConnectionsResumeFromBytesOnDisk() async throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// Finished downloads beyond the retention rule are forgotten, in memory and in the store, and
 /// a store's history is not loaded by a manager that does not need it.
-@Suite("Retention end to end")
+@Suite("Retention end to end", .timeLimit(.minutes(3)))
 struct RetentionEndToEndTests {
     func configuration(keeping maxFinished: Int?, loadsEarlierFinished: Bool = true) -> DownloadManager.Configuration {
         var configuration = Support.fastConfiguration(maxConcurrent: 1)
