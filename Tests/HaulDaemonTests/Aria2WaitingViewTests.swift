@@ -6,7 +6,7 @@ import Testing
 
 /// aria2's views of a download waiting for its server without a slot: `waiting` everywhere,
 /// never counted or listed as active, so that the lists and the totals agree.
-@Suite(.timeLimit(.minutes(1))) struct Aria2WaitingViewTests {
+@Suite(.timeLimit(.minutes(3))) struct Aria2WaitingViewTests {
     /// With one slot, a download whose server refuses connections waits and gives its slot to
     /// a throttled live one: `tellStatus` says `waiting` with the reason, `tellWaiting` lists it
     /// and `tellActive` does not, `getGlobalStat` counts it in `numWaiting`, not `numActive`, and

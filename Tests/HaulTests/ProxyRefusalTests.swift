@@ -8,7 +8,7 @@ import Testing
 /// cannot be used fails the download at once (`.unsupportedProxy`), and one that cannot be
 /// reached is a transient connection failure that names the proxy. In both cases the origin
 /// server sees no request. (Downloads that do go through a SOCKS proxy: GetSocksProxyTests.)
-@Suite("Proxy refusal", .timeLimit(.minutes(1)))
+@Suite("Proxy refusal", .timeLimit(.minutes(3)))
 struct ProxyRefusalTests {
     /// A SOCKS proxy with credentials (which AsyncHTTPClient cannot send) set in the
     /// configuration, bypassing `Proxy.parse`: the download fails without retries.

@@ -7,7 +7,7 @@ import Testing
 /// The read timeout counts silence from the server, and only that: a server that stops
 /// sending is timed out and the download retried from its bytes, while the waits a speed limit
 /// imposes between reads, however long, are not mistaken for silence.
-@Suite("Read timeout", .timeLimit(.minutes(1)))
+@Suite("Read timeout", .timeLimit(.minutes(3)))
 struct ReadTimeoutTests {
     static func configuration(readTimeout: Duration, retries: Int) -> DownloadManager.Configuration {
         var configuration = Support.fastConfiguration(retries: retries, checkpointBytes: 16 << 10)

@@ -5,7 +5,7 @@ import Testing
 
 /// A download's own resource deadline (`DownloadRequest.waitDeadline`): how it decides, how it
 /// is written in JSON and in the store, and what it does to a download of a session that waits.
-@Suite("A download's own wait deadline", .timeLimit(.minutes(1)))
+@Suite("A download's own wait deadline", .timeLimit(.minutes(3)))
 struct RequestWaitDeadlineTests {
     let added = Date(timeIntervalSince1970: 1_000_000)
     let refused = HaulError(.connectionFailed, "127.0.0.1:9: connection refused")

@@ -7,7 +7,7 @@ import Testing
 /// A download waiting for a server that is gone gives up its slot: with one slot, a download
 /// from a live server proceeds meanwhile, and the waiting one takes the next free slot once its
 /// server is back.
-@Suite("Waiting downloads give their slot back", .timeLimit(.minutes(1)))
+@Suite("Waiting downloads give their slot back", .timeLimit(.minutes(3)))
 struct WaitingSlotTests {
     /// One slot, no quick retries, waiting allowed for an hour, retries at most 100 ms apart.
     static func oneSlotWaiting() -> DownloadManager.Configuration {
