@@ -9,7 +9,8 @@ import Glibc
 /// A real `haul daemon` child process for the client command tests, in a directory of its own
 /// (socket, state, download directory), and a way to run `haul` commands against it.
 final class ClientCommandDaemon: Sendable {
-    let root: URL
+    let directory: TemporaryDirectory
+    var root: URL { directory.url }
     let socket: String
     let state: URL
     let downloads: URL
@@ -17,8 +18,8 @@ final class ClientCommandDaemon: Sendable {
     let tcpAddress: String?
     private let process: LineProcess
 
-    private init(root: URL, socket: String, state: URL, downloads: URL, tcpAddress: String?, process: LineProcess) {
-        self.root = root
+    private init(directory: TemporaryDirectory, socket: String, state: URL, downloads: URL, tcpAddress: String?, process: LineProcess) {
+        self.directory = directory
         self.socket = socket
         self.state = state
         self.downloads = downloads
@@ -30,11 +31,10 @@ final class ClientCommandDaemon: Sendable {
     /// free loopback port with that secret; otherwise on the socket only.
     static func start(tcpSecret: String? = nil) async throws -> ClientCommandDaemon {
         let haul = try #require(LineProcess.builtProduct("haul"), "build the haul product first")
-        let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-cc-\(UUID().uuidString.prefix(8))")
-        let state = root.appendingPathComponent("state")
-        let downloads = root.appendingPathComponent("out")
-        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
-        let socket = root.appendingPathComponent("d.sock").path
+        let directory = try TemporaryDirectory()
+        let state = directory.file("state")
+        let downloads = try directory.subdirectory("out")
+        let socket = directory.path("d.sock")
         var arguments = ["daemon", "--socket", socket, "--state-dir", state.path, "--dir", downloads.path]
         if let tcpSecret {
             arguments += ["--rpc-listen-port", "0", "--rpc-secret", tcpSecret]
@@ -42,15 +42,17 @@ final class ClientCommandDaemon: Sendable {
             arguments.append("--no-tcp")
         }
         let process = try LineProcess(executable: haul, arguments: arguments, timeout: .seconds(240))
-        let ready = await LineProcess.firstLine(of: process.errors) { $0.hasPrefix("haul daemon: ready") }
-        guard let ready else {
+        let ready: String
+        do {
+            ready = try await firstElement(of: process.errors, "the daemon's ready line", within: .seconds(120)) { $0.hasPrefix("haul daemon: ready") }
+        } catch {
             process.send(SIGKILL)
-            try? FileManager.default.removeItem(at: root)
-            throw HaulProcessError("the daemon did not start")
+            directory.remove()
+            throw error
         }
         let tcp = ready.split(separator: " ").first { $0.hasPrefix("tcp=") }.map { String($0.dropFirst(4)) }
         return ClientCommandDaemon(
-            root: root, socket: socket, state: state, downloads: downloads,
+            directory: directory, socket: socket, state: state, downloads: downloads,
             tcpAddress: tcp == "off" ? nil : tcp, process: process)
     }
 
@@ -59,7 +61,7 @@ final class ClientCommandDaemon: Sendable {
         process.send(SIGTERM)
         let status = await process.waitForExit()
         #expect(ChildProcess.exitCode(status) == 0, "the daemon stopped cleanly")
-        try? FileManager.default.removeItem(at: root)
+        directory.remove()
     }
 
     /// `haul ARGUMENTS --socket SOCKET`, run to the end.
@@ -79,23 +81,18 @@ final class ClientCommandDaemon: Sendable {
         return try JSONDecoder().decode(ClientStatusJSON.self, from: Data(result.stdout.utf8))
     }
 
-    /// Polls `haul status` until `condition` holds; fails the test at the deadline. The pause
-    /// between polls only keeps the loop from spinning processes on a 2-core machine; what
-    /// the test waits for is the condition.
+    /// Runs `haul status` until `condition` holds on what it prints, and returns that; fails
+    /// with the last status after `limit`.
     @discardableResult
     func waitForStatus(
-        _ gid: String, deadline: Duration = .seconds(60), _ what: String,
+        _ gid: String, within limit: Duration = .seconds(60), _ what: String,
         until condition: (ClientStatusJSON) -> Bool
     ) async throws -> ClientStatusJSON {
-        let end = ContinuousClock.now + deadline
-        while true {
+        var last: ClientStatusJSON?
+        return try await waitForValue("\(gid) to become \(what)", within: limit, explaining: { "last: \(last.map(String.init(describing:)) ?? "none")" }) {
             let status = try await status(gid)
-            if condition(status) { return status }
-            guard ContinuousClock.now < end else {
-                Issue.record("\(gid) never became \(what); last: \(status)")
-                return status
-            }
-            try await Task.sleep(for: .milliseconds(50))
+            last = status
+            return condition(status) ? status : nil
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// The client commands when something is wrong: no daemon, unknown GIDs, bad arguments, the

@@ -20,10 +20,8 @@ struct ClientResourceTests {
             let group = try #require(added.stdoutLines.first)
             #expect(group.hasPrefix("master.m3u8 "))
             let show = daemon.downloads.appendingPathComponent("show")
-            let deadline = ContinuousClock.now + .seconds(60)
-            while !FileManager.default.fileExists(atPath: show.appendingPathComponent("index.ts").path) {
-                try #require(ContinuousClock.now < deadline, "the daemon did not finish the resource")
-                try await Task.sleep(for: .milliseconds(20))
+            try await waitUntil("the daemon to finish the resource (show/index.ts)", within: .seconds(60)) {
+                FileManager.default.fileExists(atPath: show.appendingPathComponent("index.ts").path)
             }
             let listed = try await daemon.haul(["ls"])
             #expect(listed.status == 0)

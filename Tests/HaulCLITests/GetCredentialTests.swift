@@ -1,5 +1,6 @@
 import Foundation
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// Credentials in `haul get`: user info in the URL and `--http-user`/`--http-passwd` become

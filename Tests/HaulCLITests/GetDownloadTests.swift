@@ -1,5 +1,6 @@
 import Foundation
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// `haul get` downloading successfully: URLs from arguments and input files, per-line options,

@@ -1,5 +1,6 @@
 import Foundation
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// `haul get`'s exit statuses, end to end: each kind of failure exits with its documented

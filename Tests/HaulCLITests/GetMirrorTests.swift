@@ -1,5 +1,6 @@
 import Foundation
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// `haul get` with mirrors: several URLs of one file on one input line, separated by tabs.

@@ -1,5 +1,6 @@
 import Foundation
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// `haul get` through a real HTTP proxy (tinyproxy on 127.0.0.1): chosen from curl's

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// Issue 25, items 1 and 2: a download directory others can write into, and two runs of one

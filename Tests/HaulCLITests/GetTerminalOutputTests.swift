@@ -1,5 +1,6 @@
 import Foundation
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// `haul get` with a terminal as stdout: live progress redrawn in place.

@@ -24,7 +24,7 @@ import Glibc
         // Below the ephemeral range, so nothing else takes it once this server is gone.
         reserved.release()
         let first = try LineProcess(executable: tool, arguments: ["--port", "\(port)"], timeout: .seconds(100))
-        #expect(await LineProcess.firstLine(of: first.output, matching: { $0.contains("listening on") }) != nil)
+        _ = try await firstElement(of: first.output, "the test server to listen", within: .seconds(120)) { $0.contains("listening on") }
         try await withTemporaryDirectory { directory in
             // The first server sends slowly from the start (20 s for the body), so that it dies
             // mid-body even when this process reads the progress lines seconds late on a loaded

@@ -2,6 +2,7 @@ import Foundation
 import Haul
 import HaulTestServer
 import HaulDaemon
+import HaulTestSupport
 import Testing
 @testable import HaulCLI
 

@@ -1,5 +1,6 @@
 import Foundation
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// `haul get` and `haul gc` with a store that has history: a re-run finds completed files

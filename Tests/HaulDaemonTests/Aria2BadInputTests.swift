@@ -6,7 +6,7 @@ import Testing
 
 /// The bad input, end to end: each gets the error aria2 would give (or a clear one),
 /// nothing is added, changed or written, and the handler keeps serving.
-@Suite struct Aria2BadInputTests {
+@Suite(.timeLimit(.minutes(3))) struct Aria2BadInputTests {
     /// Escaping paths, wrong types, bad options, unknown GIDs and methods, malformed JSON,
     /// wrong secrets and requests over the limits: all refused, and nothing happens.
     @Test func badInputChangesNothing() async throws {

@@ -2,11 +2,12 @@ import Foundation
 @testable import Haul
 @testable import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// aria2's methods end to end: real JSON through the handler, a real manager downloading from
 /// the in-process test server, notifications through a recording sink.
-@Suite struct Aria2DownloadTests {
+@Suite(.timeLimit(.minutes(3))) struct Aria2DownloadTests {
     /// Every leaf of an answer is a string, as aria2's interface promises.
     func allStrings(_ value: JSONValue) -> Bool {
         switch value {

@@ -2,12 +2,13 @@ import Foundation
 @testable import Haul
 import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import NIOConcurrencyHelpers
 import Testing
 
 /// The manager functions the aria2 methods rely on (DownloadManager+Remote), each against its
 /// contract, with a real manager and the test server.
-@Suite struct Aria2ManagerRemoteTests {
+@Suite(.timeLimit(.minutes(3))) struct Aria2ManagerRemoteTests {
     /// Collects a manager's events as they come, so that a test can wait for one.
     final class EventLog: Sendable {
         private let events = NIOLockedValueBox<[ManagerEvent]>([])
@@ -33,28 +34,17 @@ import Testing
         return DownloadRequest(url: URL(string: server.url("/file/\(name)", query))!, directory: directory, priority: priority)
     }
 
-    /// Waits until `condition` holds on the manager (checked after each of its events).
-    func waitUntil(_ manager: DownloadManager, _ what: String, _ condition: @escaping @Sendable (DownloadManager) async -> Bool) async throws {
-        let events = manager.managerEvents()
-        if await condition(manager) { return }
-        let met = try await RPCTest.within(.seconds(30), what) {
-            for await _ in events {
-                if await condition(manager) { return true }
-            }
-            return false
-        }
-        #expect(met, "\(what)")
-    }
-
     /// A move keeps the scheduler's rule (priority, then first in, first out): the download
     /// takes its new neighbour's priority, and downloads start in the order shown.
     @Test func moveAcrossPriorities() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
                 let log = EventLog(manager)
                 let blocker = try await manager.enqueue(request(server, "blocker.bin", in: directory, size: 2_000_000, rate: 100_000))
-                try await waitUntil(manager, "the blocker to run") { await $0.snapshot(blocker)?.state == .running }
+                try await waitUntil("the blocker to run") { await manager.snapshot(blocker)?.state == .running }
                 let high1 = try await manager.enqueue(request(server, "h1.bin", in: directory, seed: 1, priority: 5))
                 let low1 = try await manager.enqueue(request(server, "l1.bin", in: directory, seed: 2))
                 let high2 = try await manager.enqueue(request(server, "h2.bin", in: directory, seed: 3, priority: 5))
@@ -80,10 +70,12 @@ import Testing
     /// to the front of its priority, and resumed ones wait from the place they kept.
     @Test func pausedDownloadsKeepTheirPlace() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
                 let blocker = try await manager.enqueue(request(server, "blocker.bin", in: directory, size: 2_000_000, rate: 100_000))
-                try await waitUntil(manager, "the blocker to run") { await $0.snapshot(blocker)?.state == .running }
+                try await waitUntil("the blocker to run") { await manager.snapshot(blocker)?.state == .running }
                 var ids: [DownloadID] = []
                 for n in 1...3 {
                     ids.append(try await manager.enqueue(request(server, "q\(n).bin", in: directory, size: 2_000_000, seed: n, rate: 100_000)))
@@ -116,8 +108,9 @@ import Testing
     /// Paused downloads have their places in the queue again when the store is opened once
     /// more, a move among them included (stored as the moved download's priority).
     @Test func pausedPlacesSurviveReopening() async throws {
-        let root = try RPCTest.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: root) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let root = temporary.url
         let state = root.appendingPathComponent("state")
         let configuration = RPCTest.fastConfiguration(maxConcurrent: 1)
         let first = try await DownloadManager.open(stateDirectory: state, configuration: configuration)
@@ -143,13 +136,15 @@ import Testing
     /// start until resumed; added at a queue index, it takes that place.
     @Test func addPausedOrAtAPosition() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
                 let log = EventLog(manager)
                 let paused = try await manager.add(request(server, "p.bin", in: directory), queueIndex: nil, paused: true)
                 #expect(await manager.snapshot(paused)?.state == .paused)
                 let blocker = try await manager.enqueue(request(server, "b.bin", in: directory, size: 2_000_000, rate: 100_000))
-                try await waitUntil(manager, "the blocker to run") { await $0.snapshot(blocker)?.state == .running }
+                try await waitUntil("the blocker to run") { await manager.snapshot(blocker)?.state == .running }
                 let first = try await manager.enqueue(request(server, "1.bin", in: directory, seed: 1))
                 let second = try await manager.add(request(server, "2.bin", in: directory, seed: 2), queueIndex: 0, paused: false)
                 #expect(await manager.queuedInStartOrder() == [second, first])
@@ -175,13 +170,15 @@ import Testing
     /// way; resumeAllPaused queues them again; a higher limit starts more at once.
     @Test func pauseAllResumeAllAndTheLimit() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             try await withDownloadManager(configuration: RPCTest.fastConfiguration(maxConcurrent: 1)) { manager in
                 let log = EventLog(manager)
                 let ids = try await (0..<3).asyncMap { n in
                     try await manager.enqueue(request(server, "s\(n).bin", in: directory, size: 2_000_000, seed: n, rate: 100_000))
                 }
-                try await waitUntil(manager, "the first to receive bytes") { await ($0.snapshot(ids[0])?.progress.completedBytes ?? 0) > 0 }
+                try await waitUntil("the first to receive bytes") { await (manager.snapshot(ids[0])?.progress.completedBytes ?? 0) > 0 }
                 await manager.pauseAll()
                 #expect(await manager.infos(ids).map(\.state) == [.paused, .paused, .paused])
                 #expect(log.started() == [ids[0]])
@@ -190,7 +187,7 @@ import Testing
                 #expect(await manager.maxConcurrentDownloads == 3)
                 // Bytes, not just slots: no connection may still be opening when the test server
                 // stops (see the report on the test server's shutdown race).
-                try await waitUntil(manager, "all three to receive bytes") { manager in
+                try await waitUntil("all three to receive bytes") {
                     await manager.infos(ids).allSatisfy { $0.state == .running && $0.progress.completedBytes > 0 }
                 }
                 await #expect(throws: HaulError.self) { try await manager.setMaxConcurrentDownloads(0) }
@@ -203,14 +200,16 @@ import Testing
     /// placed under the new name, and the download queued behind it has not started meanwhile.
     @Test func replaceRequestOfARunningDownload() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             var configuration = RPCTest.fastConfiguration()
             configuration.maxConcurrentDownloads = 1
             try await withDownloadManager(configuration: configuration) { manager in
                 let original = request(server, "run.bin", in: directory, size: 400_000, seed: 7, rate: 200_000, extra: ["key": "run"])
                 let id = try await manager.enqueue(original)
                 let behind = try await manager.enqueue(request(server, "behind.bin", in: directory, size: 1000, seed: 6, rate: 200_000))
-                try await waitUntil(manager, "bytes to arrive") { await ($0.snapshot(id)?.progress.completedBytes ?? 0) > 0 }
+                try await waitUntil("bytes to arrive") { await (manager.snapshot(id)?.progress.completedBytes ?? 0) > 0 }
                 var changed = original
                 changed.fileName = "renamed.bin"
                 try await manager.replaceRequest(id, with: changed)
@@ -235,11 +234,13 @@ import Testing
     /// put in place last, under that request's name.
     @Test func concurrentReplacementsOfARunningDownload() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
                 let original = request(server, "twice.bin", in: directory, size: 400_000, seed: 5, rate: 200_000)
                 let id = try await manager.enqueue(original)
-                try await waitUntil(manager, "bytes to arrive") { await ($0.snapshot(id)?.progress.completedBytes ?? 0) > 0 }
+                try await waitUntil("bytes to arrive") { await (manager.snapshot(id)?.progress.completedBytes ?? 0) > 0 }
                 var first = original
                 first.fileName = "first.bin"
                 var second = original
@@ -263,13 +264,15 @@ import Testing
     /// over there; a refused request changes nothing.
     @Test func replaceRequestWithANewDirectory() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             let other = directory.appendingPathComponent("other")
             try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
             try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
                 let original = request(server, "moved.bin", in: directory, size: 400_000, seed: 8, rate: 200_000)
                 let id = try await manager.enqueue(original)
-                try await waitUntil(manager, "bytes to arrive") { await ($0.snapshot(id)?.progress.completedBytes ?? 0) > 0 }
+                try await waitUntil("bytes to arrive") { await (manager.snapshot(id)?.progress.completedBytes ?? 0) > 0 }
                 try await manager.pause(id)
                 #expect(Self.partFiles(directory).count == 1)
                 var bad = original
@@ -292,7 +295,9 @@ import Testing
     /// the same request writes that part file now.
     @Test func forgetFinishedSparesAPartFileInUse() async throws {
         try await withTestServer { server in
-            let directory = try RPCTest.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             try await withDownloadManager(configuration: RPCTest.fastConfiguration()) { manager in
                 // The first attempt breaks after 100,000 bytes and is not retried: failed, bytes kept.
                 let broken = request(server, "same.bin", in: directory, size: 300_000, seed: 9, rate: 300_000, extra: ["drop": "100000", "dropTimes": "1"])
@@ -300,7 +305,7 @@ import Testing
                 #expect(try await manager.finished(failed).state == .failed)
                 #expect(Self.partFiles(directory).count == 1)
                 let again = try await manager.enqueue(broken)
-                try await waitUntil(manager, "the new one to write") { await ($0.snapshot(again)?.progress.completedBytes ?? 0) > 0 }
+                try await waitUntil("the new one to write") { await (manager.snapshot(again)?.progress.completedBytes ?? 0) > 0 }
                 #expect(try await manager.forgetFinished([failed, again]) == [failed])
                 #expect(await manager.snapshot(failed) == nil)
                 #expect(try await manager.finished(again).state == .completed)

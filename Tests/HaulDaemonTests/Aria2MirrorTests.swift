@@ -2,21 +2,12 @@ import Foundation
 @testable import Haul
 @testable import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// Several URIs per download through aria2's methods: addUri with mirrors, getUris,
 /// changeUri and getServers, against a real manager and in-process test servers.
 @Suite(.timeLimit(.minutes(2))) struct Aria2MirrorTests {
-    /// Polls `body` (every 20 ms, up to 30 s) until it returns a value.
-    static func eventually<T: Sendable>(_ what: String, _ body: @Sendable () async throws -> T?) async throws -> T {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            if let value = try await body() { return value }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw RPCTest.Failure("timed out waiting for \(what)")
-    }
-
     /// addUri with two URIs makes one download with a mirror; getUris lists both (`waiting` before it runs); the file, split over both, arrives exact.
     @Test func addUriWithTwoURIsUsesBoth() async throws {
         try await Aria2Fixture.run(transfers: DaemonTransferOptions(minSplitSize: 64 << 10)) { f in
@@ -37,7 +28,7 @@ import Testing
                 _ = try await f.client.result("aria2.unpause", [.string(gid)])
 
                 // Both URIs serve at once: getServers lists each with its speed, getUris marks both used.
-                let servers = try await Self.eventually("both servers in use") { () async throws -> [JSONValue]? in
+                let servers = try await waitForValue("both servers in use") { () async throws -> [JSONValue]? in
                     let answer = try await f.client.result("aria2.getServers", [.string(gid)])
                     let list = answer.arrayValue?.first?["servers"]?.arrayValue ?? []
                     return list.count == 2 ? list : nil
@@ -46,7 +37,7 @@ import Testing
                 #expect(Set(servers.compactMap { $0["currentUri"]?.stringValue }) == [first, second])
                 #expect(servers.allSatisfy { $0["downloadSpeed"]?.stringValue.flatMap(Int.init) != nil })
                 // tellStatus counts the connections over both URIs (at most 2 each).
-                let connections = try await Self.eventually("several connections") { () async throws -> Int? in
+                let connections = try await waitForValue("several connections") { () async throws -> Int? in
                     let status = try await f.client.result("aria2.tellStatus", [.string(gid), ["connections"]])
                     let count = status["connections"]?.stringValue.flatMap(Int.init) ?? 0
                     return count > 1 ? count : nil

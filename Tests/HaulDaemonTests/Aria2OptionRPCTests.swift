@@ -2,24 +2,14 @@ import Foundation
 @testable import Haul
 @testable import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// aria2's option methods end to end, as front-ends use them: everything Haul honours is
 /// listed in aria2's forms, a listing given back is accepted and changes nothing, what Haul
 /// does not honour is refused by name (except the blind-sent options), plus the file path of
 /// a running download and `saveSession`.
-@Suite struct Aria2OptionRPCTests {
-    /// Waits until `condition` holds on the manager, checked after each of its events.
-    func waitUntil(_ manager: DownloadManager, _ what: String, _ condition: @escaping @Sendable (DownloadManager) async -> Bool) async throws {
-        let events = manager.managerEvents()
-        if await condition(manager) { return }
-        let met = try await RPCTest.within(.seconds(30), what) {
-            for await _ in events where await condition(manager) { return true }
-            return false
-        }
-        #expect(met, "\(what)")
-    }
-
+@Suite(.timeLimit(.minutes(3))) struct Aria2OptionRPCTests {
     /// getGlobalOption and getOption list every option Haul honours, in aria2's forms (bytes,
     /// whole seconds, "true"/"false"), the daemon's settings included.
     @Test func listsEveryHonouredOption() async throws {
@@ -112,8 +102,8 @@ import Testing
 
             let gid = try await f.add(f.url("running.bin", size: 400_000, seed: 6, rate: 100_000))
             let id = try #require(DownloadID(gid))
-            try await waitUntil(f.manager, "bytes to arrive") { manager in
-                guard let info = await manager.snapshot(id) else { return false }
+            try await waitUntil("bytes to arrive") {
+                guard let info = await f.manager.snapshot(id) else { return false }
                 return info.state == .running && info.progress.completedBytes > 0
             }
             let expected = JSONValue.string(f.directory.appendingPathComponent("running.bin").path)
@@ -134,8 +124,10 @@ import Testing
             #expect(error.code == 1)
             #expect(error.message.contains("in memory"))
         }
-        let state = try RPCTest.temporaryDirectory()
-        let downloads = try RPCTest.temporaryDirectory()
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let state = try temporary.subdirectory("state")
+        let downloads = try temporary.subdirectory("downloads")
         let manager = try await DownloadManager.open(stateDirectory: state, configuration: RPCTest.fastConfiguration())
         let service = try Aria2Service(manager: manager, configuration: Aria2Configuration(downloadDirectory: downloads) { _ in })
         var methods = RPCMethodTable()

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Haul
 @testable import HaulDaemon
+import HaulTestSupport
 import Testing
 
 /// aria2 options without a manager: parsing, refusals, the download directory rule, and how
@@ -194,7 +195,9 @@ import Testing
     /// `dir` resolves relative to the default directory and must stay inside the download
     /// directory, through `..` and symbolic links alike.
     @Test func dirStaysInsideTheDownloadDirectory() throws {
-        let base = try RPCTest.temporaryDirectory()
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let base = temporary.url
         let root = base.appendingPathComponent("root")
         let outside = base.appendingPathComponent("outside")
         for directory in [root.appendingPathComponent("music"), outside] {

@@ -2,6 +2,7 @@ import Foundation
 @testable import Haul
 @testable import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// aria2's transfer options in the daemon reach the engine: `split` with
@@ -80,12 +81,9 @@ import Testing
             // Unlimited, 16 MiB over loopback takes a fraction of a second. At 1 MiB/s, 3 MiB
             // take at least 1.75 s: the bucket's first quarter second and one read of up to
             // 1 MiB may arrive before the limit holds the transfer back.
-            let received = try await RPCTest.within(.seconds(60), "3 MiB to arrive") {
-                while true {
-                    let done = Int64(try await f.status(gid, ["completedLength"])["completedLength"]?.stringValue ?? "") ?? 0
-                    if done >= 3 << 20 { return done }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
+            let received = try await waitForValue("3 MiB to arrive", within: .seconds(60)) {
+                let done = Int64(try await f.status(gid, ["completedLength"])["completedLength"]?.stringValue ?? "") ?? 0
+                return done >= 3 << 20 ? done : nil
             }
             let elapsed = ContinuousClock.now - began
             #expect(received < Int64(size), "the limit held the download back")
@@ -165,11 +163,7 @@ import Testing
             let size = 2 << 20
             let gid = try await f.add(f.url("both.bin", size: size, seed: 47, rate: 1 << 20, extra: ["key": "both"]))
             let id = try #require(DownloadID(gid))
-            _ = try await RPCTest.within(.seconds(30), "bytes to arrive") {
-                while await (f.manager.snapshot(id)?.progress.completedBytes ?? 0) < 256 << 10 {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
-            }
+            try await waitUntil("256 KiB to arrive") { await (f.manager.snapshot(id)?.progress.completedBytes ?? 0) >= 256 << 10 }
             async let connections = f.client.result("aria2.changeOption", [.string(gid), ["split": "4", "max-connection-per-server": "4"]])
             async let limit = f.client.result("aria2.changeOption", [.string(gid), ["max-download-limit": "3M"]])
             #expect(try await connections == "OK")

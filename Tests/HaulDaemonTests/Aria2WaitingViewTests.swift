@@ -6,16 +6,7 @@ import Testing
 
 /// aria2's views of a download waiting for its server without a slot: `waiting` everywhere,
 /// never counted or listed as active, so that the lists and the totals agree.
-@Suite(.timeLimit(.minutes(1))) struct Aria2WaitingViewTests {
-    /// Polls `condition` every 20 ms until it holds (30 s at most).
-    static func poll(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else { throw RPCTest.Failure("timed out waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
+@Suite(.timeLimit(.minutes(3))) struct Aria2WaitingViewTests {
     /// With one slot, a download whose server refuses connections waits and gives its slot to
     /// a throttled live one: `tellStatus` says `waiting` with the reason, `tellWaiting` lists it
     /// and `tellActive` does not, `getGlobalStat` counts it in `numWaiting`, not `numActive`, and
@@ -30,7 +21,7 @@ import Testing
             defer { reserved.release() }
             let dead = try await f.add("http://127.0.0.1:\(reserved.port)/file/dead.bin")
             let live = try await f.add(f.url("live.bin", size: 400_000, seed: 4, rate: 200_000))
-            try await Self.poll("the live download to run while the dead one waits") {
+            try await waitUntil("the live download to run while the dead one waits") {
                 let deadStatus = try await f.status(dead, ["status", "errorMessage"])
                 let liveStatus = try await f.status(live, ["status"])
                 return deadStatus["status"] == "waiting" && deadStatus["errorMessage"]?.stringValue?.contains("connection refused") == true

@@ -9,15 +9,15 @@ import Glibc
 /// An existing aria2 client, unchanged: the Python library aria2p (from PyPI) drives a real
 /// `haul daemon` over TCP with a secret: adds downloads, lists them, pauses, resumes and
 /// removes them, reads their status, and gets notifications over WebSocket.
-@Suite("aria2p against haul daemon")
+@Suite("aria2p against haul daemon", .timeLimit(.minutes(5)))
 struct Aria2pIntegrationTests {
     /// Every step of Tests/Integration/aria2p_check.py passes (it exits 0).
     @Test func aria2pDrivesTheDaemon() async throws {
         try await withTestServer { server in
-            let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-aria2p-\(UUID().uuidString.prefix(8))")
-            let out = root.appendingPathComponent("out")
-            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: root) }
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let root = temporary.url
+            let out = try temporary.subdirectory("out")
             let haul = try #require(LineProcess.builtProduct("haul"), "build the haul product first")
             let secret = "aria2p-\(UUID().uuidString)"
             let daemon = try LineProcess(executable: haul, arguments: [
@@ -25,7 +25,7 @@ struct Aria2pIntegrationTests {
                 "--state-dir", root.appendingPathComponent("state").path,
                 "--rpc-listen-port", "0", "--rpc-secret", secret, "--dir", out.path,
             ])
-            let ready = try #require(await LineProcess.firstLine(of: daemon.errors) { $0.hasPrefix("haul daemon: ready") })
+            let ready = try await firstElement(of: daemon.errors, "the daemon's ready line", within: .seconds(120)) { $0.hasPrefix("haul daemon: ready") }
             let tcp = try #require(ready.split(separator: " ").first { $0.hasPrefix("tcp=") }?.dropFirst(4))
 
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

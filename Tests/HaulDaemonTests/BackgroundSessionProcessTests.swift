@@ -9,7 +9,7 @@ import Glibc
 
 /// The seeds' scenario with real processes: a daemon, an app that is killed -9, and an app
 /// that comes back under the same session identifier.
-@Suite("Background sessions with real processes", .serialized)
+@Suite("Background sessions with real processes", .serialized, .timeLimit(.minutes(20)))
 struct BackgroundSessionProcessTests {
     struct Collected: Decodable {
         var kinds: [String: Int]
@@ -20,17 +20,19 @@ struct BackgroundSessionProcessTests {
         var ordered: Bool
     }
 
-    /// A fresh directory with the daemon's state, its download directory and its socket (a
-    /// short path: unix socket paths are limited to about 100 bytes).
+    /// A fresh directory with the daemon's state, its download directory and its socket.
     struct Workspace {
-        let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-bg-\(UUID().uuidString.prefix(8))")
-        var state: URL { root.appendingPathComponent("state") }
-        var out: URL { root.appendingPathComponent("out") }
-        var socket: String { root.appendingPathComponent("d.sock").path }
+        let directory: TemporaryDirectory
+        var state: URL { directory.file("state") }
+        var out: URL { directory.file("out") }
+        var socket: String { directory.path("d.sock") }
 
-        init() throws { try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true) }
+        init() throws {
+            directory = try TemporaryDirectory()
+            _ = try directory.subdirectory("out")
+        }
 
-        func remove() { try? FileManager.default.removeItem(at: root) }
+        func remove() { directory.remove() }
     }
 
     static func startDaemon(socket: String, state: URL, out: URL) async throws -> LineProcess {
@@ -38,8 +40,7 @@ struct BackgroundSessionProcessTests {
         let daemon = try LineProcess(executable: haul, arguments: [
             "daemon", "--socket", socket, "--state-dir", state.path, "--no-tcp", "--dir", out.path,
         ])
-        let ready = await LineProcess.firstLine(of: daemon.errors) { $0.hasPrefix("haul daemon: ready") }
-        try #require(ready != nil, "the daemon did not start")
+        _ = try await firstElement(of: daemon.errors, "the daemon's ready line", within: .seconds(120)) { $0.hasPrefix("haul daemon: ready") }
         return daemon
     }
 
@@ -54,13 +55,14 @@ struct BackgroundSessionProcessTests {
         try await withRPCClient(endpoint: .unixSocket(path: socket)) { client in
             var cursor: Int64 = 0
             var completed = 0
-            let deadline = ContinuousClock.now + .seconds(600)
-            while completed < count, ContinuousClock.now < deadline {
+            // Each check is a long poll: it returns as soon as there are events, or after a second.
+            try await waitUntil("\(count) groups to complete", within: .seconds(600)) {
                 let batch: RemoteEventBatch = try await client.call("haul.events", session, cursor, 5000, 1000)
                 for event in batch.events {
                     cursor = max(cursor, event.sequence)
                     if event.kind == .groupCompleted { completed += 1 }
                 }
+                return completed >= count
             }
             #expect(completed == count)
         }
@@ -79,7 +81,7 @@ struct BackgroundSessionProcessTests {
 
             let groups = 30, files = 200
             let app = try Self.client(["enqueue", socket, "app", String(server.url("/").dropLast()), out.path, "\(groups)", "\(files)"])
-            let enqueued = await LineProcess.firstLine(of: app.output, timeout: .seconds(300))
+            let enqueued = try await firstElement(of: app.output, "the app's first line", within: .seconds(300))
             #expect(enqueued == "enqueued \(groups * files)")
             app.send(SIGKILL)
             #expect(ChildProcess.terminatingSignal(await app.waitForExit()) == SIGKILL)
@@ -87,7 +89,7 @@ struct BackgroundSessionProcessTests {
             try await Self.waitForGroups(groups, socket: socket, session: "app")
 
             let returning = try Self.client(["collect", socket, "app"])
-            let line = try #require(await LineProcess.firstLine(of: returning.output, timeout: .seconds(300)))
+            let line = try await firstElement(of: returning.output, "the returning app's events", within: .seconds(300))
             let collected = try JSONDecoder().decode(Collected.self, from: Data(line.utf8))
             #expect(collected.ordered)
             #expect(collected.groupsCompleted == (0..<groups).map { "group-\($0)" }, "sequential groups complete in order")
@@ -108,7 +110,7 @@ struct BackgroundSessionProcessTests {
 
             // Acknowledged: a second return finds nothing left to replay.
             let again = try Self.client(["collect", socket, "app"])
-            let second = try #require(await LineProcess.firstLine(of: again.output, timeout: .seconds(120)))
+            let second = try await firstElement(of: again.output, "the second return's events", within: .seconds(120))
             #expect(try JSONDecoder().decode(Collected.self, from: Data(second.utf8)).eventsBeforeFinish == 0)
 
             daemon.send(SIGTERM)

@@ -6,16 +6,16 @@ import Testing
 
 /// A `BackgroundSession` with no daemon running starts one, as iOS starts its transfer daemon
 /// on demand.
-@Suite("BackgroundSession starts a daemon")
+@Suite("BackgroundSession starts a daemon", .timeLimit(.minutes(5)))
 struct BackgroundSessionStartsDaemonTests {
     /// Attaching where no daemon listens starts `haul daemon` on that socket; a download added
     /// through the session completes in it and the file verifies.
     @Test func startsDaemonOnDemand() async throws {
         try await withTestServer { server in
-            let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-od-\(UUID().uuidString.prefix(8))")
-            let out = root.appendingPathComponent("out")
-            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: root) }
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let root = temporary.url
+            let out = try temporary.subdirectory("out")
             let socket = root.appendingPathComponent("d.sock").path
             let haul = try #require(LineProcess.builtProduct("haul"), "build the haul product first")
             #expect(!FileManager.default.fileExists(atPath: socket))
@@ -37,11 +37,7 @@ struct BackgroundSessionStartsDaemonTests {
             try await withRPCClient(endpoint: .unixSocket(path: socket)) { client in
                 let _: String = try await client.call("aria2.shutdown")
             }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while FileManager.default.fileExists(atPath: socket), ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            #expect(!FileManager.default.fileExists(atPath: socket), "the daemon stopped")
+            try await waitUntil("the daemon to stop and remove its socket") { !FileManager.default.fileExists(atPath: socket) }
         }
     }
 }

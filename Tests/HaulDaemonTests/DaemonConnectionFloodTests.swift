@@ -1,5 +1,6 @@
 import Foundation
 import Haul
+import HaulTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -21,10 +22,10 @@ import Darwin
         // This process holds the connections: its own soft limit goes up to the hard one.
         let limit = Self.raiseOwnFileLimit()
         try #require(limit >= UInt64(Self.idleConnections + 200), "the test needs \(Self.idleConnections + 200) descriptors; the hard limit is \(limit)")
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let daemon = try DaemonTestProcess(
-            ["--socket", directory.child("haul.sock"), "--state-dir", directory.child("state"), "--rpc-listen-port", "0",
+            ["--socket", directory.path("haul.sock"), "--state-dir", directory.path("state"), "--rpc-listen-port", "0",
              "--rpc-secret", Self.secret],
             softFileLimit: 1024)
         defer { daemon.send(SIGKILL) }
@@ -58,12 +59,12 @@ import Darwin
         // Answered at all is what separates a bounded daemon from one out of descriptors (that
         // one never answers); how fast is measured by bench/abuse.sh, not timed here, where
         // the whole suite shares two cores.
-        _ = try await withTimeout("getVersion on the unix socket (\(held) files open)", limit: .seconds(10)) {
-            try await withRPCClient(endpoint: .unixSocket(path: directory.child("haul.sock"))) { client in
+        _ = try await withTimeLimit("getVersion on the unix socket (\(held) files open)", within: .seconds(10)) {
+            try await withRPCClient(endpoint: .unixSocket(path: directory.path("haul.sock"))) { client in
                 try await client.call("aria2.getVersion", returning: AnyJSON.self)
             }
         }
-        _ = try await withTimeout("getVersion on TCP with the secret", limit: .seconds(10)) {
+        _ = try await withTimeLimit("getVersion on TCP with the secret", within: .seconds(10)) {
             try await withRPCClient(endpoint: .tcp(port: Int(port)), secret: Self.secret) { client in
                 try await client.call("aria2.getVersion", returning: AnyJSON.self)
             }
@@ -100,7 +101,7 @@ import Darwin
         #else
         let fd = socket(AF_INET, SOCK_STREAM, 0)
         #endif
-        guard fd >= 0 else { throw ServerTestTimeout(what: "a socket (errno \(errno))") }
+        guard fd >= 0 else { throw RPCTest.Failure("cannot make a socket (errno \(errno))") }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -111,7 +112,7 @@ import Darwin
         }
         guard result == 0 || errno == EINPROGRESS else {
             close(fd)
-            throw ServerTestTimeout(what: "a TCP connection (errno \(errno))")
+            throw RPCTest.Failure("cannot connect to the daemon (errno \(errno))")
         }
         return fd
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 @testable import HaulDaemon
+import HaulTestSupport
 import NIOCore
 import NIOPosix
 import Testing
@@ -11,7 +12,7 @@ import Darwin
 #endif
 
 /// Where the socket lives and who may reach it: paths, modes, ownership.
-@Suite struct DaemonFilesTests {
+@Suite(.timeLimit(.minutes(3))) struct DaemonFilesTests {
     private static func mode(_ path: String) throws -> UInt32 {
         try #require(try DaemonSystemCalls.status(of: path)).permissions
     }
@@ -36,7 +37,7 @@ import Darwin
             #expect(status.permissions == 0o600)
             let directoryMode = try Self.mode((socket as NSString).deletingLastPathComponent)
             #expect(directoryMode == 0o700)
-            let stateMode = try Self.mode(daemon.directory.child("state"))
+            let stateMode = try Self.mode(daemon.directory.path("state"))
             #expect(stateMode == 0o700)
         }
     }
@@ -44,13 +45,13 @@ import Darwin
     /// The runtime directory is created 0700, and an existing one of ours with a wider mode is
     /// narrowed to 0700.
     @Test func runtimeDirectoryIsPrivate() throws {
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let fresh = SocketLocation(path: directory.child("fresh/haul.sock"))
+        let fresh = SocketLocation(path: directory.path("fresh/haul.sock"))
         try fresh.prepare(isDefaultRuntimeDirectory: true)
         #expect(try Self.mode(fresh.directory) == 0o700)
 
-        let wide = SocketLocation(path: directory.child("wide/haul.sock"))
+        let wide = SocketLocation(path: directory.path("wide/haul.sock"))
         try FileManager.default.createDirectory(atPath: wide.directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
         try wide.prepare(isDefaultRuntimeDirectory: true)
         #expect(try Self.mode(wide.directory) == 0o700)
@@ -58,11 +59,11 @@ import Darwin
 
     /// A symlink where the runtime directory should be is refused, not followed.
     @Test func runtimeDirectorySymlinkIsRefused() throws {
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try FileManager.default.createDirectory(atPath: directory.child("elsewhere"), withIntermediateDirectories: false)
-        try FileManager.default.createSymbolicLink(atPath: directory.child("link"), withDestinationPath: directory.child("elsewhere"))
-        let location = SocketLocation(path: directory.child("link/haul.sock"))
+        try FileManager.default.createDirectory(atPath: directory.path("elsewhere"), withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: directory.path("link"), withDestinationPath: directory.path("elsewhere"))
+        let location = SocketLocation(path: directory.path("link/haul.sock"))
         #expect {
             try location.prepare(isDefaultRuntimeDirectory: true)
         } throws: { error in
@@ -73,9 +74,9 @@ import Darwin
     /// A runtime directory owned by another user is refused (checked when the tests run as
     /// root, the only user that can make one).
     @Test(.enabled(if: getuid() == 0)) func runtimeDirectoryOfAnotherUserIsRefused() throws {
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let location = SocketLocation(path: directory.child("theirs/haul.sock"))
+        let location = SocketLocation(path: directory.path("theirs/haul.sock"))
         try FileManager.default.createDirectory(atPath: location.directory, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         #expect(chown(location.directory, 65534, 65534) == 0)
         #expect {
@@ -98,13 +99,13 @@ import Darwin
     /// A file that is not a socket at the socket's path is not removed; the daemon refuses to
     /// start instead.
     @Test func regularFileAtSocketPathIsKept() async throws {
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let socketPath = directory.child("haul.sock")
+        let socketPath = directory.path("haul.sock")
         try Data("precious".utf8).write(to: URL(fileURLWithPath: socketPath))
         let daemon = Daemon(
             configuration: DaemonConfiguration(
-                socketPath: socketPath, stateDirectory: URL(fileURLWithPath: directory.child("state")),
+                socketPath: socketPath, stateDirectory: URL(fileURLWithPath: directory.path("state")),
                 tcp: nil, handlesTerminationSignals: false),
             makeHandler: { _ in RecordingHandler() })
         await #expect {
@@ -125,9 +126,9 @@ import Darwin
     /// The user ID of a unix-socket peer is read from the kernel: a connection made by this
     /// process is this user's.
     @Test(.enabled(if: isLinux)) func peerCredentialsAreRead() async throws {
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let path = directory.child("peer.sock")
+        let path = directory.path("peer.sock")
         let (accepted, acceptedContinuation) = AsyncStream.makeStream(of: UInt32?.self)
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
@@ -140,7 +141,7 @@ import Darwin
             .bind(unixDomainSocketPath: path).get()
         let client = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(unixDomainSocketPath: path).get()
-        let peer = try await withTimeout("the peer's credentials") {
+        let peer = try await withTimeLimit("the peer's credentials") {
             var iterator = accepted.makeAsyncIterator()
             return await iterator.next() ?? nil
         }

@@ -1,14 +1,15 @@
 import Foundation
 @testable import HaulDaemon
+import HaulTestSupport
 import Testing
 
 /// One daemon per state directory and per socket.
-@Suite struct DaemonLockTests {
+@Suite(.timeLimit(.minutes(3))) struct DaemonLockTests {
     /// A held lock refuses a second taker with the holder's PID; released, it can be taken again.
     @Test func lockIsExclusiveUntilReleased() async throws {
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let path = directory.child("daemon.lock")
+        let path = directory.path("daemon.lock")
         let first = try DaemonLock.acquire(at: path, guarding: "the test directory")
         #expect {
             _ = try DaemonLock.acquire(at: path, guarding: "the test directory")
@@ -34,7 +35,7 @@ import Testing
         try await withRunningDaemon { daemon in
             let second = Daemon(
                 configuration: DaemonConfiguration(
-                    socketPath: daemon.directory.child("other/haul.sock"),
+                    socketPath: daemon.directory.path("other/haul.sock"),
                     stateDirectory: daemon.context.configuration.stateDirectory, tcp: nil, handlesTerminationSignals: false),
                 makeHandler: { _ in RecordingHandler() })
             await #expect {
@@ -57,7 +58,7 @@ import Testing
             let second = Daemon(
                 configuration: DaemonConfiguration(
                     socketPath: daemon.addresses.socketPath,
-                    stateDirectory: URL(fileURLWithPath: daemon.directory.child("other-state")), tcp: nil,
+                    stateDirectory: URL(fileURLWithPath: daemon.directory.path("other-state")), tcp: nil,
                     handlesTerminationSignals: false),
                 makeHandler: { _ in RecordingHandler() })
             await #expect {

@@ -3,6 +3,7 @@ import Foundation
 import Haul
 @testable import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -18,12 +19,12 @@ import Glibc
     @Test func twoMirrorsOneThrottledOneDropping() async throws {
         try await withTestServer { slow in
             try await withTestServer { dropping in
-                let directory = try ServerTestDirectory()
+                let directory = try TemporaryDirectory()
                 defer { directory.remove() }
-                try FileManager.default.createDirectory(atPath: directory.child("out"), withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: directory.path("out"), withIntermediateDirectories: true)
                 let daemon = try DaemonTestProcess([
-                    "--socket", directory.child("run/haul.sock"), "--state-dir", directory.child("state"),
-                    "--rpc-listen-port", "0", "--rpc-secret", Self.secret, "--dir", directory.child("out"),
+                    "--socket", directory.path("run/haul.sock"), "--state-dir", directory.path("state"),
+                    "--rpc-listen-port", "0", "--rpc-secret", Self.secret, "--dir", directory.path("out"),
                     "--min-split-size", "64K", "--retry-wait", "0.05",
                 ])
                 let (fields, lines) = try await daemon.waitForReady()
@@ -41,18 +42,15 @@ import Glibc
                         "aria2.addUri", [primary, mirror],
                         ["split": "4", "max-connection-per-server": "2", "checksum": "sha-256=\(sha)", "out": "m.bin"],
                         returning: String.self)
-                    let deadline = ContinuousClock.now + .seconds(60)
-                    var status = ""
-                    while ContinuousClock.now < deadline {
-                        status = try await client.call("aria2.tellStatus", gid, ["status"], returning: [String: String].self)["status"] ?? ""
-                        if status != "active" && status != "waiting" { break }
-                        try await Task.sleep(for: .milliseconds(50))
+                    let status = try await waitForValue("the download to end", within: .seconds(60)) { () async throws -> String? in
+                        let status = try await client.call("aria2.tellStatus", gid, ["status"], returning: [String: String].self)["status"] ?? ""
+                        return status != "active" && status != "waiting" ? status : nil
                     }
                     #expect(status == "complete")
                     let uris = try await client.call("aria2.getUris", gid, returning: [[String: String]].self)
                     #expect(uris.map { $0["uri"] } == [primary, mirror])
                 }
-                #expect(FileManager.default.contents(atPath: directory.child("out/m.bin")) == Data(bytes))
+                #expect(FileManager.default.contents(atPath: directory.path("out/m.bin")) == Data(bytes))
                 let fromMirror = dropping.requests(forKey: "/file/m.bin")
                 #expect(fromMirror.filter { $0.status == 206 }.count >= 2, "the mirror served ranges, asked again after its drops: \(fromMirror.map(\.status))")
                 #expect(dropping.bytesSent(forKey: "/file/m.bin") > 0 && slow.bytesSent(forKey: "/file/m.bin") > 0)

@@ -20,14 +20,14 @@ import Glibc
         let server = try await NginxStatic.start(slowRate: "12k")
         defer { server.remove() }
         try await FFmpegHLS.transportStream.generate(in: server.root)
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try FileManager.default.createDirectory(atPath: directory.child("out"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory.path("out"), withIntermediateDirectories: true)
         let arguments = [
-            "--socket", directory.child("run/haul.sock"), "--state-dir", directory.child("state"),
-            "--rpc-listen-port", "0", "--rpc-secret", Self.secret, "--dir", directory.child("out"), "--max-concurrent-downloads", "1",
+            "--socket", directory.path("run/haul.sock"), "--state-dir", directory.path("state"),
+            "--rpc-listen-port", "0", "--rpc-secret", Self.secret, "--dir", directory.path("out"), "--max-concurrent-downloads", "1",
         ]
-        let show = directory.child("out/show")
+        let show = directory.path("out/show")
 
         let first = try DaemonTestProcess(arguments)
         let (fields, lines) = try await first.waitForReady()
@@ -41,7 +41,7 @@ import Glibc
         }
         #expect(added.entry == "index.m3u8" && added.files == 6)
         // Killed once a segment is in place (about a second each at 12 KiB/s).
-        try await Self.waitUntil("a segment placed") { Self.segments(in: show) >= 1 }
+        try await waitUntil("a segment placed", within: .seconds(60)) { Self.segments(in: show) >= 1 }
         first.send(SIGKILL)
         #expect(try await first.exit().signal == SIGKILL)
         #expect(Self.segments(in: show) < 6, "every segment was here before the kill")
@@ -49,7 +49,7 @@ import Glibc
 
         let second = try DaemonTestProcess(arguments)
         _ = try await second.waitForReady()
-        try await Self.waitUntil("the local playlist and the joined file") {
+        try await waitUntil("the local playlist and the joined file", within: .seconds(60)) {
             FileManager.default.fileExists(atPath: show + "/index.m3u8") && FileManager.default.fileExists(atPath: show + "/index.ts")
         }
         second.send(SIGTERM)
@@ -63,7 +63,7 @@ import Glibc
         let sent = server.accessLog().filter { $0.uri.hasPrefix("/slow/ts/seg") }.reduce(0) { $0 + $1.bytes }
         #expect(sent <= sizes.reduce(0, +) + sizes.max()!, "sent \(sent) bytes for \(sizes.reduce(0, +))")
         // The finishing step is no longer owed.
-        let owed = (try? FileManager.default.contentsOfDirectory(atPath: directory.child("state/resources"))) ?? []
+        let owed = (try? FileManager.default.contentsOfDirectory(atPath: directory.path("state/resources"))) ?? []
         #expect(owed.isEmpty, "\(owed)")
     }
 
@@ -74,12 +74,12 @@ import Glibc
         defer { server.remove() }
         try "#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI=\"http://192.0.2.1/k\"\n#EXTINF:1,\ns.ts\n#EXT-X-ENDLIST\n"
             .write(to: server.root.appendingPathComponent("k.m3u8"), atomically: true, encoding: .utf8)
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        try FileManager.default.createDirectory(atPath: directory.child("out"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory.path("out"), withIntermediateDirectories: true)
         let daemon = try DaemonTestProcess([
-            "--socket", directory.child("run/haul.sock"), "--state-dir", directory.child("state"),
-            "--rpc-listen-port", "0", "--rpc-secret", Self.secret, "--dir", directory.child("out"),
+            "--socket", directory.path("run/haul.sock"), "--state-dir", directory.path("state"),
+            "--rpc-listen-port", "0", "--rpc-secret", Self.secret, "--dir", directory.path("out"),
         ])
         let (fields, _) = try await daemon.waitForReady()
         let port = try #require(fields["tcp"].flatMap { Int($0.split(separator: ":").last ?? "") })
@@ -90,20 +90,11 @@ import Glibc
         }
         daemon.send(SIGTERM)
         #expect(try await daemon.exit().code == 0)
-        #expect(((try? FileManager.default.contentsOfDirectory(atPath: directory.child("out"))) ?? []).isEmpty)
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: directory.path("out"))) ?? []).isEmpty)
         await server.stop()
     }
 
     static func segments(in directory: String) -> Int {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix("seg") && $0.hasSuffix(".ts") }.count
-    }
-
-    /// Polls `condition` every 20 ms for up to 60 s.
-    static func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw NginxError("gave up waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
     }
 }

@@ -1,13 +1,14 @@
 import Foundation
 import Haul
 @testable import HaulDaemon
+import HaulTestSupport
 import Logging
 import NIOCore
 import ServiceLifecycle
 import Testing
 
 /// How a daemon stops: on request, in order, and also when it cannot start listening.
-@Suite struct DaemonShutdownTests {
+@Suite(.timeLimit(.minutes(3))) struct DaemonShutdownTests {
     /// Records the order of shutdown steps.
     actor Journal {
         private(set) var entries: [String] = []
@@ -33,13 +34,13 @@ import Testing
     /// then the servers stop, then the host's services, then the shutdown hook runs, and the
     /// socket is removed.
     @Test func requestedShutdownStopsInOrder() async throws {
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let journal = Journal()
-        let socketPath = directory.child("haul.sock")
+        let socketPath = directory.path("haul.sock")
         let daemon = Daemon(
             configuration: DaemonConfiguration(
-                socketPath: socketPath, stateDirectory: URL(fileURLWithPath: directory.child("state")),
+                socketPath: socketPath, stateDirectory: URL(fileURLWithPath: directory.path("state")),
                 tcp: .init(port: 0), handlesTerminationSignals: false),
             logger: Self.quietLogger()
         ) { context in
@@ -62,7 +63,7 @@ import Testing
         }
         let (ready, readyContinuation) = AsyncStream.makeStream(of: DaemonAddresses.self)
         let run = Task { try await daemon.run { readyContinuation.yield($0) } }
-        let addresses = try await withTimeout("the daemon to be ready") {
+        let addresses = try await withTimeLimit("the daemon to be ready") {
             var iterator = ready.makeAsyncIterator()
             return try #require(await iterator.next())
         }
@@ -70,7 +71,7 @@ import Testing
             try await client.call("aria2.shutdown")
         }
         #expect(answer == "OK")
-        try await withTimeout("the daemon to stop") { try await run.value }
+        try await withTimeLimit("the daemon to stop") { try await run.value }
         let entries = await journal.entries
         #expect(entries == ["host stopped", "hook"])
         #expect(!FileManager.default.fileExists(atPath: socketPath))
@@ -80,13 +81,13 @@ import Testing
     /// `.cannotListen` naming the address, and the shutdown hook still runs.
     @Test func bindFailureRunsTheHook() async throws {
         try await withRunningDaemon { first in
-            let directory = try ServerTestDirectory()
+            let directory = try TemporaryDirectory()
             defer { directory.remove() }
             let journal = Journal()
             let port = try #require(first.addresses.tcpPort)
             let second = Daemon(
                 configuration: DaemonConfiguration(
-                    socketPath: directory.child("haul.sock"), stateDirectory: URL(fileURLWithPath: directory.child("state")),
+                    socketPath: directory.path("haul.sock"), stateDirectory: URL(fileURLWithPath: directory.path("state")),
                     tcp: .init(port: port), handlesTerminationSignals: false),
                 logger: Self.quietLogger(),
                 makeHandler: { _ in RecordingHandler() },
@@ -97,7 +98,7 @@ import Testing
                 (error as? DaemonError)?.kind == .cannotListen && "\(error)".contains("127.0.0.1:\(port)")
             }
             #expect(await journal.entries == ["hook"])
-            #expect(!FileManager.default.fileExists(atPath: directory.child("haul.sock")))
+            #expect(!FileManager.default.fileExists(atPath: directory.path("haul.sock")))
         }
     }
 

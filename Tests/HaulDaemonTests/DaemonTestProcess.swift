@@ -39,7 +39,7 @@ final class DaemonTestProcess: Sendable {
     /// something else first or ended; `lines` collects everything read on the way.
     func waitForReady(timeout: Duration = .seconds(60)) async throws -> (fields: [String: String], lines: [String]) {
         let lines = self.lines
-        return try await withTimeout("the daemon's ready line", limit: timeout) {
+        return try await withTimeLimit("the daemon's ready line", within: timeout) {
             var seen: [String] = []
             for await line in lines {
                 seen.append(line)
@@ -54,7 +54,7 @@ final class DaemonTestProcess: Sendable {
     /// Every line still to come, until the process closes standard error.
     func remainingLines(timeout: Duration = .seconds(60)) async throws -> [String] {
         let lines = self.lines
-        return try await withTimeout("the daemon's standard error to end", limit: timeout) {
+        return try await withTimeLimit("the daemon's standard error to end", within: timeout) {
             var seen: [String] = []
             for await line in lines { seen.append(line) }
             return seen
@@ -64,7 +64,7 @@ final class DaemonTestProcess: Sendable {
     /// How the process ended: its exit code, or nil (and the signal) when a signal ended it.
     func exit(timeout: Duration = .seconds(60)) async throws -> (code: Int32?, signal: Int32?) {
         let termination = self.termination
-        let status = try await withTimeout("the daemon to exit", limit: timeout) { await termination.value }
+        let status = try await withTimeLimit("the daemon to exit", within: timeout) { await termination.value }
         return (ChildProcess.exitCode(status), ChildProcess.terminatingSignal(status))
     }
 

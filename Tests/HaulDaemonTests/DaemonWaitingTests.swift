@@ -17,7 +17,7 @@ import Darwin
     /// port finishes the download, asked only for the bytes the first one had not delivered.
     @Test func daemonDownloadWaitsForItsServer() async throws {
         let size = 400_000
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
         // Held bound (connections refused) so that no other server of the run takes it.
         let reserved = try ReservedPort()
@@ -27,11 +27,11 @@ import Darwin
         // Below the ephemeral range, so nothing else takes it once this server is gone.
         reserved.release()
         let first = try LineProcess(executable: tool, arguments: ["--port", "\(port)"], timeout: .seconds(100))
-        #expect(await LineProcess.firstLine(of: first.output, matching: { $0.contains("listening on") }) != nil)
-        let socket = directory.child("haul.sock")
-        try FileManager.default.createDirectory(atPath: directory.child("files"), withIntermediateDirectories: true)
+        _ = try await firstElement(of: first.output, "the test server to listen", within: .seconds(120)) { $0.contains("listening on") }
+        let socket = directory.path("haul.sock")
+        try FileManager.default.createDirectory(atPath: directory.path("files"), withIntermediateDirectories: true)
         let daemon = try DaemonTestProcess([
-            "--socket", socket, "--state-dir", directory.child("state"), "--no-tcp", "--dir", directory.child("files"),
+            "--socket", socket, "--state-dir", directory.path("state"), "--no-tcp", "--dir", directory.path("files"),
             "--retries", "1", "--retry-wait", "0.1",
         ])
         defer { daemon.send(SIGKILL) }
@@ -46,19 +46,19 @@ import Darwin
             func status() async throws -> [String: String] {
                 try await client.call("aria2.tellStatus", gid, ["status", "completedLength", "errorMessage"])
             }
-            try await Self.poll("50,000 bytes") { Int(try await status()["completedLength"] ?? "") ?? 0 >= 50_000 }
+            try await waitUntil("50,000 bytes", within: .seconds(60)) { Int(try await status()["completedLength"] ?? "") ?? 0 >= 50_000 }
             first.send(SIGKILL)
             _ = await first.waitForExit()
 
-            try await Self.poll("a waiting download refused by its server") {
+            try await waitUntil("a waiting download refused by its server", within: .seconds(60)) {
                 let now = try await status()
                 return now["status"] == "waiting" && now["errorMessage"]?.contains("connection refused") == true
             }
             let second = try await TestServer.start(port: port)
-            try await Self.poll("the download to complete") { try await status()["status"] == "complete" }
+            try await waitUntil("the download to complete", within: .seconds(60)) { try await status()["status"] == "complete" }
             try await second.shutdown()
 
-            let content = FileManager.default.contents(atPath: directory.child("files/w.bin")).map { [UInt8]($0) }
+            let content = FileManager.default.contents(atPath: directory.path("files/w.bin")).map { [UInt8]($0) }
             #expect(content == TestContent.bytes(seed: 6, size: size))
             let requests = second.requests(forKey: "/file/w.bin")
             #expect(requests.count == 1)
@@ -66,15 +66,6 @@ import Darwin
             let offset = try #require(Int(range.dropFirst("bytes=".count).dropLast()))
             #expect(offset >= 50_000 && offset < size)
             #expect(second.bytesSent(forKey: "/file/w.bin") == size - offset)
-        }
-    }
-
-    /// Polls `condition` every 50 ms until it holds (the test's time limit bounds the wait).
-    private static func poll(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else { throw ServerTestTimeout(what: what) }
-            try await Task.sleep(for: .milliseconds(50))
         }
     }
 }

@@ -11,7 +11,7 @@ import Testing
 /// Chromium comes from Debian's `chromium` package, which `.ci/run` installs; without it the
 /// test is skipped and says so. With `HAUL_DASHBOARD_SCREENSHOT=PATH` it also saves a
 /// screenshot of the page during the batch (bench/dashboard-screenshot.sh).
-@Suite struct DashboardBrowserTests {
+@Suite(.timeLimit(.minutes(5))) struct DashboardBrowserTests {
     @Test(.enabled(if: BrowserCheck.chromium != nil, BrowserCheck.missingChromium))
     func dashboardInChromium() async throws {
         let server = try await TestServer.start()

@@ -4,7 +4,7 @@ import Testing
 
 /// The web dashboard's files as a real `haul daemon` serves them, on TCP and on the unix
 /// socket, and `haul.overview`, the one method added for it.
-@Suite(.serialized) struct DashboardServingTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct DashboardServingTests {
     /// `/` is the HTML page with the Content-Security-Policy that forbids inline scripts and
     /// other origins, on both listeners; every script and the style sheet come with their
     /// content types and the same policy.

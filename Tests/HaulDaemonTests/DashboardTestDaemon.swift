@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import HaulTestSupport
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -15,26 +16,26 @@ struct DashboardTestDaemon: Sendable {
     static let secret = "dashboard-test-secret"
 
     let process: DaemonTestProcess
-    let directory: ServerTestDirectory
+    let directory: TemporaryDirectory
     let port: Int
 
-    var socket: String { directory.child("run/haul.sock") }
-    var downloads: String { directory.child("downloads") }
+    var socket: String { directory.path("run/haul.sock") }
+    var downloads: String { directory.path("downloads") }
 
     /// Starts one; `extraArguments` are added to `haul daemon`'s (e.g. `--rpc-allow-origin-all`).
     static func start(extraArguments: [String] = []) async throws -> DashboardTestDaemon {
-        let directory = try ServerTestDirectory()
-        try FileManager.default.createDirectory(atPath: directory.child("downloads"), withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path("downloads"), withIntermediateDirectories: true)
         let process = try DaemonTestProcess([
-            "--socket", directory.child("run/haul.sock"), "--state-dir", directory.child("state"),
-            "--dir", directory.child("downloads"), "--rpc-listen-port", "0", "--rpc-secret", secret,
+            "--socket", directory.path("run/haul.sock"), "--state-dir", directory.path("state"),
+            "--dir", directory.path("downloads"), "--rpc-listen-port", "0", "--rpc-secret", secret,
         ] + extraArguments, timeout: .seconds(300))
         let (fields, lines) = try await process.waitForReady()
         guard let port = fields["tcp"].flatMap({ Int($0.split(separator: ":").last ?? "") }) else {
             process.send(SIGKILL)
             directory.remove()
             Issue.record("the daemon did not get ready; it printed: \(lines)")
-            throw ServerTestTimeout(what: "a ready daemon")
+            throw WaitFailure("a ready daemon", .ended)
         }
         return DashboardTestDaemon(process: process, directory: directory, port: port)
     }

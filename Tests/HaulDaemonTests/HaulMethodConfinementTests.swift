@@ -2,11 +2,12 @@ import Foundation
 @testable import Haul
 @testable import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// The `haul.*` methods over TCP write only inside `--dir` and the `--allow-dir` directories;
 /// over the unix socket they write where the app says, as before.
-@Suite struct HaulMethodConfinementTests {
+@Suite(.timeLimit(.minutes(3))) struct HaulMethodConfinementTests {
     static let secret = "s3cret"
 
     /// A daemon's `haul.*` methods on a store of their own, with `downloads` as `--dir`,
@@ -36,8 +37,9 @@ import Testing
     }
 
     static func withFixture(_ body: @escaping @Sendable (Fixture) async throws -> Void) async throws {
-        let root = try RPCTest.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: root) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let root = temporary.url
         for name in ["downloads", "downloads/sub", "allowed", "outside"] {
             try FileManager.default.createDirectory(at: root.appendingPathComponent(name), withIntermediateDirectories: true)
         }
@@ -128,8 +130,9 @@ import Testing
 
     /// An `--allow-dir` that does not exist stops the daemon from starting, naming it.
     @Test func missingAllowedDirectoryIsRefused() throws {
-        let root = try RPCTest.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: root) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let root = temporary.url
         #expect {
             try DirectoryConfinement(downloadDirectory: root, allowed: [root.appendingPathComponent("missing")])
         } throws: { error in

@@ -6,7 +6,7 @@ import Testing
 /// `haul.add` and `haul.addGroup` take a download's own wait deadline as an ISO 8601 date,
 /// checked as the library checks it: a value that is not a date refuses the call, and nothing
 /// is added.
-@Suite struct HaulMethodWaitDeadlineTests {
+@Suite(.timeLimit(.minutes(3))) struct HaulMethodWaitDeadlineTests {
     /// A request with `waitDeadline` is kept with it (`haul.status` gives it back); a group
     /// with one request whose `waitDeadline` is not a date is refused whole, naming the field.
     @Test func addTakesAndChecksTheDeadline() async throws {

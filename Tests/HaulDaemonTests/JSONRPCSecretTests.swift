@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 @testable import HaulDaemon
+import HaulTestSupport
 import NIOConcurrencyHelpers
 import Testing
 
@@ -147,7 +148,9 @@ import Testing
 
     /// With no file, a random secret is written with mode 0600; the next start reads the same one.
     @Test func secretFileIsCreatedPrivateAndReused() throws {
-        let directory = try RPCTest.temporaryDirectory().appendingPathComponent("state")
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.file("state")
         let first = try RPCSecretFile.loadOrCreate(in: directory)
         #expect(first.created)
         #expect(first.value.count == 64)
@@ -165,7 +168,9 @@ import Testing
     /// A secret file other users can read, or an empty one, is refused with a message that
     /// says how to fix it.
     @Test func unsafeSecretFilesAreRefused() throws {
-        let directory = try RPCTest.temporaryDirectory()
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.url
         let path = directory.appendingPathComponent(RPCSecretFile.defaultFileName).path
         #expect(FileManager.default.createFile(atPath: path, contents: Data("mine\n".utf8), attributes: [.posixPermissions: 0o644]))
         #expect { try RPCSecretFile.loadOrCreate(in: directory) } throws: { error in

@@ -2,6 +2,7 @@ import Foundation
 @testable import Haul
 @testable import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -11,13 +12,6 @@ enum RPCTest {
     struct Failure: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
-    }
-
-    static func temporaryDirectory() throws -> URL {
-        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-rpc-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        // Resolved, so that paths compare equal to what the daemon reports.
-        return url.resolvingSymlinksInPath()
     }
 
     /// Retries in milliseconds and frequent progress, so that tests stay fast.
@@ -48,22 +42,6 @@ enum RPCTest {
         var object: [String: JSONValue] = ["jsonrpc": "2.0", "method": .string(method), "params": .array(params)]
         if let id { object["id"] = id }
         return text(.object(object))
-    }
-
-    /// Waits for `body` with a timeout, so that a broken engine fails a test instead of hanging it.
-    static func within<T: Sendable>(
-        _ timeout: Duration = .seconds(30), _ what: String, _ body: @escaping @Sendable () async throws -> T
-    ) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else { throw Failure("timed out waiting for \(what)") }
-            return value
-        }
     }
 }
 
@@ -150,11 +128,7 @@ final class RecordingSink: RPCNotificationSink {
         }
         defer { _ = state.withLockedValue { $0.subscribers.removeValue(forKey: key) } }
         if condition(received) { return }
-        let met = try await RPCTest.within(.seconds(30), what) { [self] in
-            for await _ in stream where condition(self.received) { return true }
-            return false
-        }
-        guard met else { throw RPCTest.Failure("\(what) never happened") }
+        _ = try await firstElement(of: stream, what) { [self] _ in condition(self.received) }
     }
 
     /// Waits (30 s at most) for `method` about `gid`, received before or after the call.
@@ -172,11 +146,7 @@ final class RecordingSink: RPCNotificationSink {
         }
         guard let key else { return }
         defer { _ = state.withLockedValue { $0.subscribers.removeValue(forKey: key) } }
-        let found = try await RPCTest.within(.seconds(30), "\(method) for \(gid)") {
-            for await message in stream where match(message) { return true }
-            return false
-        }
-        guard found else { throw RPCTest.Failure("\(method) for \(gid) never came") }
+        _ = try await firstElement(of: stream, "\(method) for \(gid)", where: match)
     }
 }
 
@@ -205,8 +175,9 @@ struct Aria2Fixture: Sendable {
     ) async throws -> T {
         try await withTestServer { server in
             // In a directory of its own, so that tests can check nothing was written beside it.
-            let directory = try RPCTest.temporaryDirectory().appendingPathComponent("downloads")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = try temporary.subdirectory("downloads")
             var configuration = RPCTest.fastConfiguration(maxConcurrent: maxConcurrent)
             transfers.apply(to: &configuration, sharing: SpeedLimiter(bytesPerSecond: transfers.maxOverallDownloadLimit))
             if let retry { configuration.retry = retry }
@@ -263,7 +234,7 @@ struct Aria2Fixture: Sendable {
     func finished(_ gid: String) async throws {
         guard let id = DownloadID(gid) else { throw RPCTest.Failure("\(gid) is not a GID") }
         let manager = self.manager
-        _ = try await RPCTest.within(.seconds(30), "\(gid) to finish") { try await manager.finished(id) }
+        _ = try await withTimeLimit("\(gid) to finish", within: .seconds(30)) { try await manager.finished(id) }
     }
 
     /// GIDs of a tellWaiting/tellStopped/tellActive result.

@@ -7,7 +7,7 @@ import Testing
 /// `fetch` POST (with its CORS preflight), `fetch` GET with base64 params, JSONP through a
 /// script tag, and a WebSocket that adds a download from the in-process test server and
 /// receives its notifications. The page's results are read back over the DevTools protocol.
-@Suite struct RPCBrowserPageTests {
+@Suite(.timeLimit(.minutes(5))) struct RPCBrowserPageTests {
     @Test(.enabled(if: BrowserCheck.chromium != nil, BrowserCheck.missingChromium))
     func pageOfAnotherOriginDrivesTheDaemon() async throws {
         let server = try await TestServer.start()

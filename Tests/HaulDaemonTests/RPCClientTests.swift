@@ -1,11 +1,12 @@
 import Foundation
 @testable import Haul
 @testable import HaulDaemon
+import HaulTestSupport
 import NIOCore
 import Testing
 
 /// The library's JSON-RPC client against a daemon in this process.
-@Suite struct RPCClientTests {
+@Suite(.timeLimit(.minutes(3))) struct RPCClientTests {
     /// Options as a client would send them to aria2.addUri.
     struct Options: Codable, Equatable, Sendable {
         var dir: String
@@ -96,9 +97,9 @@ import Testing
 
     /// Without a daemon at the socket or the port, a call fails at once with `.daemonUnavailable`.
     @Test func missingDaemonIsUnavailable() async throws {
-        let directory = try ServerTestDirectory()
+        let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        for endpoint in [DaemonEndpoint.unixSocket(path: directory.child("none.sock")), .tcp(port: 1)] {
+        for endpoint in [DaemonEndpoint.unixSocket(path: directory.path("none.sock")), .tcp(port: 1)] {
             try await withRPCClient(endpoint: endpoint, configuration: .init(timeout: .seconds(20))) { client in
                 let started = ContinuousClock.now
                 await #expect {

@@ -10,12 +10,16 @@ import Testing
 @Suite(.timeLimit(.minutes(10)))
 struct SeedsScenarioTests {
     struct Workspace {
-        let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-seeds-\(UUID().uuidString.prefix(8))")
-        var state: URL { root.appendingPathComponent("state") }
-        var out: URL { root.appendingPathComponent("out") }
-        var socket: String { root.appendingPathComponent("d.sock").path }
-        init() throws { try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true) }
-        func remove() { try? FileManager.default.removeItem(at: root) }
+        let directory: TemporaryDirectory
+        var root: URL { directory.url }
+        var state: URL { directory.file("state") }
+        var out: URL { directory.file("out") }
+        var socket: String { directory.path("d.sock") }
+        init() throws {
+            directory = try TemporaryDirectory()
+            _ = try directory.subdirectory("out")
+        }
+        func remove() { directory.remove() }
     }
 
     /// The example app's executable, built by `scripts/test` (`swift build` in Examples/Shards).
@@ -44,9 +48,8 @@ struct SeedsScenarioTests {
             var daemon = try await BackgroundSessionProcessTests.startDaemon(socket: workspace.socket, state: workspace.state, out: workspace.out)
             let first = try LineProcess(executable: app, arguments: arguments)
             // Part way: the first resource acted on, the second under way.
-            let ready = await LineProcess.firstLine(of: first.output, timeout: .seconds(300)) { $0.hasPrefix("ready lesson-1") }
-            try #require(ready != nil, "the app acted on its first resource")
-            try await Self.until("shards of the second resource to arrive") {
+            _ = try await firstElement(of: first.output, "the app to act on its first resource", within: .seconds(300)) { $0.hasPrefix("ready lesson-1") }
+            try await waitUntil("shards of the second resource to arrive", within: .seconds(300)) {
                 server.requests(forKey: "shard").count > 130
             }
             first.send(SIGKILL)
@@ -56,7 +59,7 @@ struct SeedsScenarioTests {
 
             daemon = try await BackgroundSessionProcessTests.startDaemon(socket: workspace.socket, state: workspace.state, out: workspace.out)
             let second = try LineProcess(executable: app, arguments: arguments)
-            let done = await LineProcess.firstLine(of: second.output, timeout: .seconds(400)) { $0.hasPrefix("all ") }
+            let done = try await firstElement(of: second.output, "the app's last line", within: .seconds(400)) { $0.hasPrefix("all ") }
             #expect(done == "all 3 resources ready")
             #expect(ChildProcess.exitCode(await second.waitForExit()) == 0)
 
@@ -112,7 +115,7 @@ struct SeedsScenarioTests {
             }
             await app.close()
             // Everything finishes in the daemon meanwhile; then it is killed -9.
-            try await Self.until("every group to complete") {
+            try await waitUntil("every group to complete", within: .seconds(300)) {
                 guard let all = try? await Self.withSession(configuration, { try await $0.downloads() }) else { return false }
                 return all.count == 5_010 && all.allSatisfy { $0.state == .completed }
             }
@@ -146,15 +149,6 @@ struct SeedsScenarioTests {
         let session = try await BackgroundSession(identifier: "seeds", configuration: configuration)
         defer { Task { await session.close() } }
         return try await body(session)
-    }
-
-    /// Checks `condition` every 50 ms until it holds; fails after 5 minutes, naming `what`.
-    static func until(_ what: String, _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(300)
-        while !(await condition()) {
-            try #require(ContinuousClock.now < deadline, "timed out waiting for \(what)")
-            try await Task.sleep(for: .milliseconds(50))
-        }
     }
 
     static func leftovers(_ directory: URL) -> [String] {

@@ -7,7 +7,7 @@ import Testing
 
 /// Browsers at `/jsonrpc`: CORS preflights and headers for allowed pages, refusal of the others
 /// (before the handler runs), and the GET and JSONP forms of a call.
-@Suite struct ServerBrowserAccessTests {
+@Suite(.timeLimit(.minutes(3))) struct ServerBrowserAccessTests {
     struct Answer {
         let status: Int
         let headers: HTTPHeaders

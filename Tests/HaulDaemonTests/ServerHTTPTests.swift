@@ -1,11 +1,12 @@
 import AsyncHTTPClient
 import Foundation
 @testable import HaulDaemon
+import HaulTestSupport
 import NIOCore
 import Testing
 
 /// JSON-RPC over HTTP POST on both listeners, and the request-size bound.
-@Suite struct ServerHTTPTests {
+@Suite(.timeLimit(.minutes(3))) struct ServerHTTPTests {
     private static func post(
         _ client: HTTPClient, _ target: ServerTestTarget, body: HTTPClientRequest.Body, path: String = "/jsonrpc"
     ) async throws -> (status: Int, contentType: String?, body: String) {

@@ -1,3 +1,4 @@
+import HaulTestSupport
 import NIOCore
 import NIOPosix
 
@@ -21,7 +22,7 @@ enum ServerTestRawConnection {
         case .unixSocket(let path): try await bootstrap.connect(unixDomainSocketPath: path, channelInitializer: initializer)
         case .tcp(let port): try await bootstrap.connect(host: "127.0.0.1", port: port, channelInitializer: initializer)
         }
-        return try await withTimeout("the daemon to end the connection", limit: timeout) {
+        return try await withTimeLimit("the daemon to end the connection", within: timeout) {
             try await channel.executeThenClose { inbound, outbound in
                 try await outbound.write(ByteBuffer(string: request))
                 var received = ByteBuffer()

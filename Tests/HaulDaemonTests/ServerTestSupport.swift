@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 @testable import HaulDaemon
+import HaulTestSupport
 import Logging
 import NIOCore
 
@@ -14,56 +15,6 @@ enum ServerTestTarget: Sendable, CustomStringConvertible {
         case .unixSocket(let path): "unix:\(path)"
         case .tcp(let port): "tcp:\(port)"
         }
-    }
-}
-
-struct ServerTestTimeout: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "timed out waiting for \(what)" }
-}
-
-/// Runs `operation`, failing with `ServerTestTimeout` if it has not finished after `limit`: a
-/// safety net so that a broken server fails its test instead of hanging the suite.
-func withTimeout<T: Sendable>(
-    _ what: String, limit: Duration = .seconds(20), _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try? await Task.sleep(for: limit)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else { throw ServerTestTimeout(what: what) }
-        return value
-    }
-}
-
-/// Checks `condition` until it holds, for at most `limit`.
-func waitUntil(
-    _ what: String, limit: Duration = .seconds(20), _ condition: @escaping @Sendable () async -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + limit
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else { throw ServerTestTimeout(what: what) }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-}
-
-/// A fresh directory per test under /tmp, with a short name: a unix socket's path may not be
-/// longer than about 100 bytes.
-struct ServerTestDirectory: Sendable {
-    let path: String
-
-    init() throws {
-        path = "/tmp/hdt-" + UUID().uuidString.prefix(12).lowercased()
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func child(_ name: String) -> String { path + "/" + name }
-
-    func remove() {
-        try? FileManager.default.removeItem(atPath: path)
     }
 }
 
@@ -90,7 +41,7 @@ actor RecordingHandler: RPCRequestHandler {
 struct RunningDaemon: Sendable {
     let addresses: DaemonAddresses
     let context: DaemonContext
-    let directory: ServerTestDirectory
+    let directory: TemporaryDirectory
 
     var socketTarget: ServerTestTarget { .unixSocket(addresses.socketPath) }
     var tcpTarget: ServerTestTarget { .tcp(port: addresses.tcpPort ?? 0) }
@@ -108,11 +59,11 @@ func withRunningDaemon<T: Sendable>(
     makeHandler: @escaping @Sendable (DaemonContext) async throws -> any RPCRequestHandler = { _ in RecordingHandler() },
     _ body: @Sendable (RunningDaemon) async throws -> T
 ) async throws -> T {
-    let directory = try ServerTestDirectory()
+    let directory = try TemporaryDirectory()
     defer { directory.remove() }
     var configuration = DaemonConfiguration(
-        socketPath: directory.child("run/haul.sock"),
-        stateDirectory: URL(fileURLWithPath: directory.child("state")),
+        socketPath: directory.path("run/haul.sock"),
+        stateDirectory: URL(fileURLWithPath: directory.path("state")),
         tcp: .init(host: "127.0.0.1", port: 0),
         handlesTerminationSignals: false)
     configure(&configuration)
@@ -129,24 +80,24 @@ func withRunningDaemon<T: Sendable>(
         try await daemon.run { addresses in readyContinuation.yield(addresses) }
     }
     do {
-        let addresses = try await withTimeout("the daemon to be ready", limit: .seconds(30)) {
+        let addresses = try await withTimeLimit("the daemon to be ready", within: .seconds(30)) {
             var iterator = ready.makeAsyncIterator()
             guard let addresses = await iterator.next() else {
                 // The daemon stopped before it was ready: its own error says why.
                 try await run.value
-                throw ServerTestTimeout(what: "a ready daemon (it stopped without an error)")
+                throw WaitFailure("a ready daemon (it stopped without an error)", .ended)
             }
             return addresses
         }
         var contextIterator = contexts.makeAsyncIterator()
-        guard let context = await contextIterator.next() else { throw ServerTestTimeout(what: "the daemon's context") }
+        guard let context = await contextIterator.next() else { throw WaitFailure("the daemon's context", .ended) }
         let value = try await body(RunningDaemon(addresses: addresses, context: context, directory: directory))
         daemon.control.requestShutdown()
-        try await withTimeout("the daemon to stop", limit: .seconds(30)) { try await run.value }
+        try await withTimeLimit("the daemon to stop", within: .seconds(30)) { try await run.value }
         return value
     } catch {
         daemon.control.requestShutdown()
-        _ = try? await withTimeout("the daemon to stop", limit: .seconds(30)) { try await run.value }
+        _ = try? await withTimeLimit("the daemon to stop", within: .seconds(30)) { try await run.value }
         throw error
     }
 }

@@ -1,3 +1,4 @@
+import HaulTestSupport
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -115,7 +116,7 @@ final class ServerTestWebSocket: Sendable {
     /// The next text message, or nil once the connection has ended.
     func next(timeout: Duration = .seconds(20)) async throws -> String? {
         let messages = self.messages
-        return try await withTimeout("a WebSocket message", limit: timeout) {
+        return try await withTimeLimit("a WebSocket message", within: timeout) {
             var iterator = messages.makeAsyncIterator()
             return await iterator.next()
         }
@@ -125,7 +126,7 @@ final class ServerTestWebSocket: Sendable {
     /// when the connection ended without one).
     func closed(timeout: Duration = .seconds(20)) async throws -> WebSocketErrorCode? {
         let codes = closeCodes
-        return try await withTimeout("the WebSocket to close", limit: timeout) {
+        return try await withTimeLimit("the WebSocket to close", within: timeout) {
             var iterator = codes.makeAsyncIterator()
             return await iterator.next() ?? nil
         }

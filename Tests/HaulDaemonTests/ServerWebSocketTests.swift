@@ -1,12 +1,13 @@
 import Foundation
 @testable import HaulDaemon
+import HaulTestSupport
 import NIOCore
 import NIOWebSocket
 import Testing
 
 /// JSON-RPC over WebSocket on both listeners, notifications, and the bounds that protect the
 /// daemon from one bad client.
-@Suite struct ServerWebSocketTests {
+@Suite(.timeLimit(.minutes(3))) struct ServerWebSocketTests {
     /// Each message goes to the handler and its answer comes back on the same connection, in
     /// order, over the unix socket and over TCP, with the transport's origin.
     @Test func requestsAreAnsweredOnTheirConnection() async throws {

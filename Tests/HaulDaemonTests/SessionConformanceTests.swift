@@ -18,10 +18,10 @@ struct SessionConformanceTests {
     static func withSession<T>(
         _ kind: Kind, _ body: (any DownloadSession, URL) async throws -> T
     ) async throws -> T {
-        let root = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-conf-\(UUID().uuidString.prefix(8))")
-        let out = root.appendingPathComponent("out", isDirectory: true)
-        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: root) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let root = temporary.url
+        let out = try temporary.subdirectory("out")
         switch kind {
         case .inProcess:
             var configuration = DownloadManager.Configuration(maxConcurrentDownloads: 4)
@@ -50,15 +50,6 @@ struct SessionConformanceTests {
                 await session.close()
                 throw error
             }
-        }
-    }
-
-    /// Checks `condition` every 20 ms until it holds; fails after 30 s, naming `what`.
-    static func until(_ what: String, _ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !(await condition()) {
-            try #require(ContinuousClock.now < deadline, "timed out waiting for \(what)")
-            try await Task.sleep(for: .milliseconds(20))
         }
     }
 
@@ -125,7 +116,7 @@ struct SessionConformanceTests {
             try await Self.withSession(kind) { session, out in
                 let size = 400_000
                 let download = try await session.add(Self.request(server, "slow.bin", ["size": "\(size)", "seed": "5", "rate": "200000"], in: out))
-                try await Self.until("bytes to arrive") {
+                try await waitUntil("bytes to arrive") {
                     ((try? await download.info())?.progress.completedBytes ?? 0) > 0
                 }
                 try await download.pause()

@@ -2,17 +2,19 @@ import Foundation
 @testable import Haul
 @testable import HaulDaemon
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// The daemon's sessions and their settings.
-@Suite("Session host")
+@Suite("Session host", .timeLimit(.minutes(3)))
 struct SessionHostTests {
     /// A new limit is applied to the open session without reopening it; a new group order
     /// reopens it; the daemon's own session is never reopened under the aria2 methods; and a
     /// restarted host finds the session with its last settings.
     @Test func settingsChanges() async throws {
-        let state = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-host-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: state) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let state = temporary.file("state")
         let host = SessionHost(configuration: .init(stateDirectory: state))
         try await host.start()
         let first = try await host.manager(for: "app", settings: SessionSettings(maxConcurrentDownloads: 4))
@@ -37,9 +39,10 @@ struct SessionHostTests {
     /// session keeps its events for its client.
     @Test func aria2SessionKeepsBoundedResultsAndNoOutbox() async throws {
         try await withTestServer { server in
-            let state = try RPCTest.temporaryDirectory()
-            let downloads = try RPCTest.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: state) }
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let state = try temporary.subdirectory("state")
+            let downloads = try temporary.subdirectory("downloads")
             let host = SessionHost(configuration: .init(
                 stateDirectory: state, manager: RPCTest.fastConfiguration(maxConcurrent: 1), maxDownloadResult: 2))
             try await host.start()

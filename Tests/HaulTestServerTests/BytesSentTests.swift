@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import HaulTestServer
 import Testing
 
-@Suite("Bytes sent per key")
+@Suite("Bytes sent per key", .timeLimit(.minutes(2)))
 struct BytesSentTests {
     /// Every `/file` body byte handed to a connection is counted under the key, ranges and dropped bodies included, while heads and error bodies count nothing.
     @Test func bodyBytesAreCountedPerKey() async throws {

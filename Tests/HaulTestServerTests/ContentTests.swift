@@ -1,7 +1,7 @@
 import HaulTestServer
 import Testing
 
-@Suite("Deterministic content")
+@Suite("Deterministic content", .timeLimit(.minutes(2)))
 struct ContentTests {
     /// A `/file` body has the requested size and is exactly `TestContent.bytes(seed:size:)`.
     @Test func bodyMatchesSizeAndSeed() async throws {

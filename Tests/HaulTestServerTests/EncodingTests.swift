@@ -1,7 +1,7 @@
 import HaulTestServer
 import Testing
 
-@Suite("Transfer and content encodings")
+@Suite("Transfer and content encodings", .timeLimit(.minutes(2)))
 struct EncodingTests {
     /// `chunked=1` sends no Content-Length, uses chunked transfer encoding, and delivers the whole body.
     @Test func chunkedHasUnknownLength() async throws {

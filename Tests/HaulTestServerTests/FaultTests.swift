@@ -1,7 +1,7 @@
 import HaulTestServer
 import Testing
 
-@Suite("Body faults")
+@Suite("Body faults", .timeLimit(.minutes(2)))
 struct FaultTests {
     /// With `drop=N` the client sees an error before the declared length, never a clean response.
     @Test func dropIsAnErrorForTheClient() async throws {

@@ -1,7 +1,7 @@
 import HaulTestServer
 import Testing
 
-@Suite("Range and If-Range")
+@Suite("Range and If-Range", .timeLimit(.minutes(2)))
 struct RangeTests {
     /// `Range: bytes=a-` gets 206 with the tail of the content and `Content-Range: bytes a-(size-1)/size`.
     @Test func openEndedRange() async throws {

@@ -1,7 +1,7 @@
 import HaulTestServer
 import Testing
 
-@Suite("Redirects")
+@Suite("Redirects", .timeLimit(.minutes(2)))
 struct RedirectTests {
     /// `/redirect?n=3` takes exactly three hops with the requested code and ends at `/file/redirected`.
     @Test func chainOfRedirects() async throws {

@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import HaulTestServer
 import Testing
 
-@Suite("Server lifecycle and recording")
+@Suite("Server lifecycle and recording", .timeLimit(.minutes(2)))
 struct ServerTests {
     /// Requests are recorded per key in arrival order, with method, path, query, headers and status.
     @Test func requestsAreRecordedPerKey() async throws {

@@ -1,7 +1,7 @@
 import HaulTestServer
 import Testing
 
-@Suite("Scripted statuses")
+@Suite("Scripted statuses", .timeLimit(.minutes(2)))
 struct StatusTests {
     /// `status=503,503,200` answers the k-th request with the k-th status, repeating the last, with Retry-After on errors.
     @Test func statusSequenceWithRetryAfter() async throws {

@@ -1,7 +1,7 @@
 import HaulTestServer
 import Testing
 
-@Suite("Validators and content versions")
+@Suite("Validators and content versions", .timeLimit(.minutes(2)))
 struct ValidatorTests {
     /// By default a file has a strong ETag naming seed, version and size, and a fixed Last-Modified.
     @Test func defaultValidators() async throws {

@@ -23,26 +23,6 @@ public final class LineProcess: Sendable {
         watchdog = child.watchdog(termination, timeout: timeout)
     }
 
-    /// The first line on `stream` that satisfies `matching`, or nil if the stream ended first
-    /// or `timeout` passed.
-    public static func firstLine(
-        of stream: AsyncStream<String>, timeout: Duration = .seconds(120), matching: @escaping @Sendable (String) -> Bool = { _ in true }
-    ) async -> String? {
-        await withTaskGroup(of: String?.self) { group in
-            group.addTask {
-                for await line in stream where matching(line) { return line }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-    }
-
     public func send(_ signal: Int32) { child.send(signal) }
 
     /// The wait status once the process has exited.

@@ -25,17 +25,8 @@ public enum LoopbackPort {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Waits (polling every 20 ms) until something accepts connections on `port`; false when
-    /// nothing did within `limit`. For servers a test starts as processes.
-    public static func waitUntilAccepting(_ port: Int, within limit: Duration = .seconds(10)) async throws -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while !accepts(port) {
-            guard ContinuousClock.now < deadline else { return false }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        return true
-    }
-
+    /// Whether something accepts connections on loopback `port` now; with `waitUntil`, for a
+    /// server a test starts as a process.
     public static func accepts(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }

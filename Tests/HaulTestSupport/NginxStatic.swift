@@ -11,11 +11,13 @@ import Darwin
 /// root at `slowRate` bytes per second, and the access log records each request's URI, status
 /// and body bytes. `scripts/test` installs nginx when missing.
 public struct NginxStatic: Sendable {
-    public let directory: URL
+    private let temporary: TemporaryDirectory
     public let port: Int
     private let process: ChildProcess
     private let termination: Task<Int32, Never>
 
+    /// Its configuration, logs and `www/`.
+    public var directory: URL { temporary.url }
     /// The served root.
     public var root: URL { directory.appendingPathComponent("www", isDirectory: true) }
 
@@ -36,10 +38,9 @@ public struct NginxStatic: Sendable {
         guard let nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
             throw NginxError("nginx is not installed; run scripts/test, which installs it")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-nginx-\(UUID().uuidString)", isDirectory: true)
-        for sub in ["www", "tmp"] {
-            try FileManager.default.createDirectory(at: directory.appendingPathComponent(sub), withIntermediateDirectories: true)
-        }
+        let temporary = try TemporaryDirectory()
+        let directory = temporary.url
+        for sub in ["www", "tmp"] { _ = try temporary.subdirectory(sub) }
         let port = try LoopbackPort.free()
         let path = directory.path
         let config = """
@@ -82,11 +83,16 @@ public struct NginxStatic: Sendable {
         try config.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
         let process = try ChildProcess(executable: nginx, arguments: ["-p", path, "-c", "\(path)/nginx.conf", "-e", "\(path)/error.log"])
         let termination = process.terminationTask()
-        let server = NginxStatic(directory: directory, port: port, process: process, termination: termination)
-        if try await LoopbackPort.waitUntilAccepting(port) { return server }
-        await server.stop()
-        let log = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
-        throw NginxError("nginx did not listen within 10 s: \(log)")
+        let server = NginxStatic(temporary: temporary, port: port, process: process, termination: termination)
+        do {
+            try await waitUntil("nginx to accept connections on port \(port)", within: .seconds(10)) { LoopbackPort.accepts(port) }
+            return server
+        } catch {
+            await server.stop()
+            let log = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
+            server.remove()
+            throw NginxError("\(error): \(log)")
+        }
     }
 
     /// Stops nginx (the files stay until `remove`).
@@ -96,7 +102,7 @@ public struct NginxStatic: Sendable {
     }
 
     public func remove() {
-        try? FileManager.default.removeItem(at: directory)
+        temporary.remove()
     }
 }
 

@@ -1,14 +1,17 @@
 import Foundation
 import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
-@Suite("Downloads end to end")
+@Suite("Downloads end to end", .timeLimit(.minutes(3)))
 struct DownloadEndToEndTests {
     /// A file arrives with exactly the served bytes, and no part or resume file is left behind.
     @Test func downloadsExactBytes() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let info = try await Support.downloadOne(Support.request(server, "/file/a.bin", ["size": "300000", "seed": "7"], in: dir))
             #expect(info.state == .completed)
             #expect(info.fileURL?.lastPathComponent == "a.bin")
@@ -21,7 +24,9 @@ struct DownloadEndToEndTests {
     /// Expected checksums are verified while streaming and reported; every supported algorithm works.
     @Test func verifiesChecksums() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let bytes = TestContent.bytes(seed: 3, size: 100_000)
             let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
             let info = try await Support.downloadOne(Support.request(server, "/file/c.bin", ["size": "100000", "seed": "3"], in: dir, checksums: [sha]))
@@ -33,7 +38,9 @@ struct DownloadEndToEndTests {
     /// A checksum mismatch fails the download, leaves no file under the final name and no part file.
     @Test func checksumMismatchLeavesNothing() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let wrong = try Checksum(.sha256, hex: String(repeating: "0", count: 64))
             let info = try await Support.downloadOne(Support.request(server, "/file/c.bin", ["size": "100000"], in: dir, checksums: [wrong]))
             #expect(info.state == .failed)
@@ -45,7 +52,9 @@ struct DownloadEndToEndTests {
     /// An HTTP error status fails without retrying a permanent error, and its body is never saved.
     @Test func errorStatusIsNotSaved() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let info = try await Support.downloadOne(Support.request(server, "/file/missing", ["status": "404"], in: dir))
             #expect(info.state == .failed)
             #expect(info.error?.code == .httpStatus)
@@ -58,12 +67,14 @@ struct DownloadEndToEndTests {
     /// 503 twice then 200: the download retries and completes; Retry-After sets the retry delay.
     @Test func retriesTransientStatusesHonouringRetryAfter() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
                 let events = manager.managerEvents()
                 let request = Support.request(server, "/file/r.bin", ["status": "503,503,200", "retryAfter": "0", "size": "5000"], in: dir)
                 let id = try await manager.enqueue(request)
-                let delay = try await Support.firstEvent(in: events) { event -> Duration? in
+                let delay = try await firstMatch(in: events, "a retry after the 503") { event -> Duration? in
                     if case .retrying(let retried, _, let delay, let error) = event, retried == id, error.httpStatus == 503 { return delay }
                     return nil
                 }

@@ -1,15 +1,18 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import NIOConcurrencyHelpers
 import Testing
 
-@Suite("Durability")
+@Suite("Durability", .timeLimit(.minutes(3)))
 struct DurabilityTests {
     /// A full disk pauses the download with a diskFull reason, keeps its durable bytes, and a resume later completes it exactly.
     @Test func diskFullPausesAndResumes() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let size = 300_000
             let diskIsFull = NIOLockedValueBox(true)
             var configuration = Support.fastConfiguration(checkpointBytes: 32 * 1024)
@@ -19,7 +22,7 @@ struct DurabilityTests {
             try await withDownloadManager(configuration: configuration) { manager in
                 let events = manager.managerEvents()
                 let id = try await manager.enqueue(Support.request(server, "/file/full.bin", ["size": "\(size)", "seed": "4"], in: dir))
-                let reason = try await Support.firstEvent(in: events) { event -> HaulError? in
+                let reason = try await firstMatch(in: events, "the download to pause") { event -> HaulError? in
                     if case .paused(id, let reason?) = event { return reason }
                     return nil
                 }
@@ -43,8 +46,10 @@ struct DurabilityTests {
     /// A restarted manager finds its downloads and groups again, and continues queued ones in order.
     @Test func restartFindsDownloadsAndGroups() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let requests = (0..<5).map { Support.request(server, "/file/q\($0).bin", ["size": "20000", "seed": "\($0)"], in: dir) }
             var ids: [DownloadID] = []
             // One slot, held by a slow download, so the group stays queued until it is paused.
@@ -73,8 +78,10 @@ struct DurabilityTests {
     /// A download whose part was renamed into place just before a crash is recognised as completed, not fetched again.
     @Test func crashAfterRenameIsCompleted() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let request = Support.request(server, "/file/placed.bin", ["size": "1000"], in: dir)
             let final = dir.appendingPathComponent("placed.bin")
             _ = FileManager.default.createFile(atPath: final.path, contents: Data(TestContent.bytes(seed: 0, size: 1000)))
@@ -103,8 +110,10 @@ struct DurabilityTests {
     /// Adding the same requests again continues unfinished ones, does not fetch completed ones again, and re-fetches (replacing its record) a completed one whose file was deleted.
     @Test func addingAgainContinuesInsteadOfDuplicating() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let a = Support.request(server, "/file/a.bin", ["size": "3000", "seed": "1"], in: dir)
             let b = Support.request(server, "/file/b.bin", ["size": "3000", "seed": "2"], in: dir)
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
@@ -128,8 +137,10 @@ struct DurabilityTests {
     /// Remove forgets a download and deletes its part; with deletingFile, a completed download's file goes too.
     @Test func removeDeletesPartsAndOptionallyTheFile() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
                 let done = try await manager.enqueue(Support.request(server, "/file/done.bin", ["size": "2000"], in: dir))
                 _ = try await manager.finished(done)
@@ -148,12 +159,14 @@ struct DurabilityTests {
     }
 }
 
-@Suite("Durability: whole parts")
+@Suite("Durability: whole parts", .timeLimit(.minutes(3)))
 struct WholePartTests {
     /// A download whose every byte is on disk but whose placement failed fetches only the last byte again when resumed, not the whole file.
     @Test func resumingACompletePartRefetchesOneByte() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let size = 50_000
             let taken = dir.appendingPathComponent("x.bin")
             _ = FileManager.default.createFile(atPath: taken.path, contents: Data("taken".utf8))
@@ -164,7 +177,7 @@ struct WholePartTests {
                 try FileManager.default.removeItem(at: taken)
                 let events = manager.managerEvents()
                 let id = try await manager.enqueue(request)
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                _ = try await firstMatch(in: events, "the download to start") { event -> Bool? in
                     if case .started(id, _, _) = event { return true }
                     return nil
                 }
@@ -187,8 +200,10 @@ struct WholePartTests {
     /// While the last byte of a whole part is asked again, the part keeps every byte: the store records the whole length as durable, so a crash before the byte comes back must not leave a shorter part (recovery would throw it away and fetch the whole file again). The download then completes from that byte.
     @Test func revalidatingAWholePartKeepsItWhole() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let size = 50_000
             let bytes = TestContent.bytes(seed: 9, size: size)
             // The first answer sends its headers, then nothing until the download stops it.
@@ -209,7 +224,7 @@ struct WholePartTests {
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
                 let events = manager.managerEvents()
                 try await manager.resume(id)
-                let resumedFrom = try await Support.firstEvent(in: events) { event -> Int64? in
+                let resumedFrom = try await firstMatch(in: events, "the download to start") { event -> Int64? in
                     if case .started(id, let offset, _) = event { return offset }
                     return nil
                 }

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import Crypto
+import HaulTestSupport
 import Testing
 @testable import Haul
 
@@ -73,12 +74,6 @@ struct FileNamingTests {
 
 @Suite("Placement")
 struct PlacementTests {
-    func temporaryDirectory() throws -> String {
-        let path = NSTemporaryDirectory() + "haul-placement-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
     func write(_ text: String, _ path: String) { _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) }
     func read(_ path: String) -> String? { FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) } }
 
@@ -99,8 +94,9 @@ struct PlacementTests {
 
     /// Each conflict policy does what it says and never destroys the existing file unless told to overwrite.
     @Test func policies() throws {
-        let dir = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let dir = temporary.path
         write("old", dir + "/f.txt")
 
         let renamed = try Placement.place(try part("new1", "p1", in: dir), name: "f.txt", policy: .rename)

@@ -1,16 +1,19 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// The client's deliberate cancel (DESIGN.md's table): what happens to each kind of download.
-@Suite("invalidateAndCancel")
+@Suite("invalidateAndCancel", .timeLimit(.minutes(3)))
 struct InvalidateAndCancelTests {
     /// Running downloads stop with their bytes kept (paused), queued ones are canceled, paused
     /// ones stay paused; the running one continues from its bytes when resumed.
     @Test func stopsRunningCancelsQueuedKeepsPaused() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             try await withDownloadManager(configuration: Support.fastConfiguration(maxConcurrent: 1)) { manager in
                 let events = manager.managerEvents()
                 let running = try await manager.enqueue(Support.request(server, "/file/run.bin", ["size": "600000", "rate": "1000000", "seed": "5"], in: dir))

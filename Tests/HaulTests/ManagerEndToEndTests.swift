@@ -1,17 +1,20 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import NIOConcurrencyHelpers
 import Testing
 
-@Suite("Manager end to end")
+@Suite("Manager end to end", .timeLimit(.minutes(3)))
 struct ManagerEndToEndTests {
     /// A group of many files completes with a summary, and never fetches more than the global
     /// limit at once (counted by the server: a download whose bytes are all here hands its
     /// slot over while its file is put in place).
     @Test func groupRespectsConcurrencyLimit() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let requests = (0..<40).map { n in
                 Support.request(
                     server, "/file/f\(n).bin", ["size": "\(1000 + n * 700)", "seed": "\(n)", "rate": "200000", "key": "batch"],
@@ -37,7 +40,9 @@ struct ManagerEndToEndTests {
     /// Raising the concurrency limit of a running manager above what it started with lets every admitted download fetch at once: none waits in the HTTP client's pool for a connection until its connect timeout fails it.
     @Test func raisedConcurrencyIsNotCappedByTheConnectionPool() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let count = 12
             // Each body takes about 6 s, twice the connect timeout, which is not shorter so that a
             // connection a loaded machine schedules late is not mistaken for one the pool held
@@ -61,7 +66,9 @@ struct ManagerEndToEndTests {
     /// A group's summary lists what failed and why, beside what succeeded.
     @Test func groupSummaryReportsFailures() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
                 let group = try await manager.add([
                     Support.request(server, "/file/ok.bin", in: dir),
@@ -79,7 +86,9 @@ struct ManagerEndToEndTests {
     /// Every subscriber gets every state event, in order: queued, started, completed.
     @Test func severalSubscribersSeeEveryEvent() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
                 let streams = [manager.managerEvents(), manager.managerEvents()]
                 let id = try await manager.enqueue(Support.request(server, "/file/e.bin", in: dir))
@@ -103,7 +112,9 @@ struct ManagerEndToEndTests {
     /// Redirects are followed and the final URL recorded; loops, too many hops and other schemes fail clearly.
     @Test func redirects() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let target = server.url("/file/target.bin", ["size": "1234"])
             let ok = try await Support.downloadOne(Support.request(server, "/redirect", ["n": "3", "to": target], in: dir, name: "r.bin"))
             #expect(ok.state == .completed)
@@ -133,7 +144,9 @@ struct ManagerEndToEndTests {
     ])
     func hostileContentDisposition(header: String, expected: String) async throws {
         try await withTestServer { server in
-            let parent = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let parent = temporary.url
             let dir = parent.appendingPathComponent("inside")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: false)
             let info = try await Support.downloadOne(Support.request(server, "/file/cd.bin", ["disposition": header], in: dir))
@@ -146,7 +159,9 @@ struct ManagerEndToEndTests {
     /// Conflict policies: rename numbers the new file, skip and fail leave the old one, overwrite replaces it.
     @Test func conflictPolicies() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let existing = dir.appendingPathComponent("x.bin")
             _ = FileManager.default.createFile(atPath: existing.path, contents: Data("old".utf8))
             let query = ["size": "100", "seed": "5"]
@@ -170,7 +185,9 @@ struct ManagerEndToEndTests {
     /// The same URL added twice is two downloads with two IDs and two files.
     @Test func sameURLTwice() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
                 let request = Support.request(server, "/file/twice.bin", ["size": "50000", "rate": "500000"], in: dir)
                 let group = try await manager.add([request, request], toGroup: "twice")
@@ -185,12 +202,14 @@ struct ManagerEndToEndTests {
     /// Pause keeps the part; resume continues with a range request; the result is exact.
     @Test func pauseAndResume() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let size = 300_000
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
                 let events = manager.managerEvents()
                 let id = try await manager.enqueue(Support.request(server, "/file/p.bin", ["size": "\(size)", "seed": "9", "rate": "600000"], in: dir))
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                _ = try await firstMatch(in: events, "more than 50,000 bytes") { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes > 50_000 { return true }
                     return nil
                 }
@@ -210,11 +229,13 @@ struct ManagerEndToEndTests {
     /// Cancel stops a running download, deletes its part file and reports canceled; resuming it is refused.
     @Test func cancelDeletesPart() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
                 let events = manager.managerEvents()
                 let id = try await manager.enqueue(Support.request(server, "/file/c.bin", ["size": "1000000", "rate": "300000"], in: dir))
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                _ = try await firstMatch(in: events, "the first bytes") { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes > 0 { return true }
                     return nil
                 }
@@ -228,7 +249,9 @@ struct ManagerEndToEndTests {
 
     /// Bad requests are refused before anything is queued or written.
     @Test func validation() async throws {
-        let dir = try Support.temporaryDirectory()
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let dir = temporary.url
         let manager = DownloadManager(configuration: Support.fastConfiguration())
         func code(_ request: DownloadRequest) async -> HaulError.Code? {
             do { _ = try await manager.enqueue(request); return nil } catch { return error.code }
@@ -249,7 +272,9 @@ struct ManagerEndToEndTests {
     /// A body of unknown length (chunked) downloads fine, with no expected total while it runs.
     @Test func unknownLength() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let info = try await Support.downloadOne(Support.request(server, "/file/ch.bin", ["size": "70000", "seed": "2", "chunked": "1"], in: dir))
             #expect(info.state == .completed)
             #expect(Support.contents(dir.appendingPathComponent("ch.bin")) == TestContent.bytes(seed: 2, size: 70_000))
@@ -257,19 +282,21 @@ struct ManagerEndToEndTests {
     }
 }
 
-@Suite("Manager shutdown")
+@Suite("Manager shutdown", .timeLimit(.minutes(3)))
 struct ManagerShutdownTests {
     /// Shutdown answers everyone awaiting a group or a download, listing what did not finish, and keeps the part files.
     @Test func shutdownReleasesWaiters() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let manager = DownloadManager(configuration: Support.fastConfiguration())
             let events = manager.managerEvents()
             let group = try await manager.add([Support.request(server, "/file/slow.bin", ["size": "2000000", "rate": "200000"], in: dir)], toGroup: "g")
             let id = try #require(await group.downloads().first?.id)
             async let summary = manager.groupCompletion(group.name)
             async let single = manager.finished(id)
-            _ = try await Support.firstEvent(in: events) { event -> Bool? in
+            _ = try await firstMatch(in: events, "the first bytes") { event -> Bool? in
                 if case .progress(id, let progress) = event, progress.completedBytes > 0 { return true }
                 return nil
             }
@@ -284,7 +311,9 @@ struct ManagerShutdownTests {
 
     /// A refused connection fails at once (no long connect wait) when retries are off.
     @Test func refusedConnectionFailsFast() async throws {
-        let dir = try Support.temporaryDirectory()
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let dir = temporary.url
         // Port 9 (discard) is not served on this machine's loopback.
         let request = DownloadRequest(url: URL(string: "http://127.0.0.1:9/x")!, directory: dir)
         let clock = ContinuousClock()

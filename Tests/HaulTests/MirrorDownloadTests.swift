@@ -27,8 +27,9 @@ struct MirrorDownloadTests {
     static func fetchVerified(
         _ primary: URL, mirrors: [URL], seed: UInt64, configuration: DownloadManager.Configuration
     ) async throws {
-        let dir = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let dir = temporary.url
         let bytes = TestContent.bytes(seed: seed, size: size)
         let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
         let request = DownloadRequest(url: primary, directory: dir, fileName: "m.bin", checksums: [sha], mirrors: mirrors)
@@ -81,8 +82,9 @@ struct MirrorDownloadTests {
     @Test func credentialsStayWithTheirServer() async throws {
         try await withTestServer { origin in
             try await withTestServer { other in
-                let dir = try Support.temporaryDirectory()
-                defer { try? FileManager.default.removeItem(at: dir) }
+                let temporary = try TemporaryDirectory()
+                defer { temporary.remove() }
+                let dir = temporary.url
                 let primary = Self.url(origin, "/file/m.bin", seed: 306, ["rate": "\(512 << 10)"])
                 var parts = try #require(URLComponents(url: Self.url(other, "/file/m.bin", seed: 306), resolvingAgainstBaseURL: false))
                 parts.user = "bob"
@@ -201,8 +203,9 @@ struct MirrorDownloadTests {
     /// When every URI fails the download fails (after its retries), with the last error.
     @Test func everyURIFailingFailsTheDownload() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: dir) }
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let first = Self.url(server, "/file/a.bin", seed: 305, ["status": "503"])
             let second = Self.url(server, "/file/b.bin", seed: 305, ["status": "503"])
             let request = DownloadRequest(url: first, directory: dir, mirrors: [second])
@@ -215,8 +218,9 @@ struct MirrorDownloadTests {
 
     /// Mirrors are stored with the download and read back; rows written before mirrors existed read as none.
     @Test func mirrorsAreStored() async throws {
-        let directory = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.url
         var withMirrors = StoreTests.minimal(7)
         var request = withMirrors.kept.request
         request.mirrors = [URL(string: "https://mirror.example/a b/7.bin")!, URL(string: "http://u:p@other.example:81/7.bin")!]

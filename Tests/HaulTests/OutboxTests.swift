@@ -1,10 +1,11 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// The event outbox: what a returning client of a session is given.
-@Suite("Event outbox")
+@Suite("Event outbox", .timeLimit(.minutes(3)))
 struct OutboxTests {
     private func configuration(_ order: GroupOrder = .interleaved, maxConcurrent: Int = 4) -> DownloadManager.Configuration {
         var configuration = Support.fastConfiguration(maxConcurrent: maxConcurrent)
@@ -17,8 +18,10 @@ struct OutboxTests {
     /// survive a reopen of the store, and acknowledged ones are gone.
     @Test func keptInOrderUntilAcknowledged() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let requests = (0..<5).map { n in Support.request(server, "/file/o\(n).bin", ["size": "\(2000 + n)", "seed": "\(n)"], in: dir) }
             try await withDownloadManager(identifier: "app", stateDirectory: state, configuration: configuration()) { manager in
                 let summary = try await (try await manager.add(requests, toGroup: "g")).completion
@@ -52,8 +55,10 @@ struct OutboxTests {
     /// A long poll returns as soon as a new event is stored, not at its timeout.
     @Test func longPollWakesOnNewEvents() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             try await withDownloadManager(identifier: "poll", stateDirectory: state, configuration: configuration()) { manager in
                 let poll = Task { try await manager.storedEvents(after: 0, waitingUpTo: .seconds(60)) }
                 _ = try await manager.enqueue(Support.request(server, "/file/p.bin", ["size": "3000"], in: dir))
@@ -67,8 +72,10 @@ struct OutboxTests {
     /// Two sessions in one state directory never see each other's events.
     @Test func sessionsAreSeparate() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let a = try await DownloadManager.open(stateDirectory: state, session: "a", configuration: configuration())
             let b = try await DownloadManager.open(stateDirectory: state, session: "b", configuration: configuration())
             _ = try await (try await a.add([Support.request(server, "/file/a.bin", ["size": "100"], in: dir)], toGroup: "ga")).completion
@@ -86,7 +93,9 @@ struct OutboxTests {
     /// download of the first has finished.
     @Test func sequentialGroupsRunInOrder() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             try await withDownloadManager(configuration: configuration(.sequential, maxConcurrent: 3)) { manager in
                 let first = (0..<6).map { n in Support.request(server, "/file/s1-\(n).bin", ["size": "20000", "rate": "400000"], in: dir) }
                 let second = (0..<6).map { n in Support.request(server, "/file/s2-\(n).bin", ["size": "20000"], in: dir) }

@@ -1,10 +1,11 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// Two downloads of the same request never share, or delete, one part file.
-@Suite("Part key sharing")
+@Suite("Part key sharing", .timeLimit(.minutes(3)))
 struct PartKeySharingTests {
     /// Adds `request` (whose first response fails), waits for it to fail, then adds it again
     /// and waits until the newer download has bytes in the part file they would share.
@@ -23,7 +24,9 @@ struct PartKeySharingTests {
     /// leaves the newer one's part file alone; both end with the right bytes.
     @Test func failedThenNewerOfTheSameRequest() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             // The first request fails (404, no retries); later ones succeed, slowly.
             let request = Support.request(server, "/file/shared.bin", ["size": "300000", "rate": "600000", "seed": "3", "status": "404,200,200"], in: dir)
             try await withDownloadManager(configuration: Support.fastConfiguration(retries: 0)) { manager in
@@ -46,7 +49,9 @@ struct PartKeySharingTests {
     /// request is writing.
     @Test func removingFailedKeepsNewerPart() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let request = Support.request(server, "/file/kept.bin", ["size": "300000", "rate": "600000", "seed": "4", "status": "404,200"], in: dir)
             try await withDownloadManager(configuration: Support.fastConfiguration(retries: 0)) { manager in
                 let (failed, newer) = try await Self.failedThenNewerRunning(request, in: manager)

@@ -2,18 +2,21 @@ import Foundation
 import GRDB
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// A verified file is renamed into place only after its placement intent is in the store
 /// (see `DownloadManager+Placement`). Here the store refuses to record it.
-@Suite("Placement: an intent the store refuses")
+@Suite("Placement: an intent the store refuses", .timeLimit(.minutes(3)))
 struct PlacementRecordFailureTests {
     /// The file is not renamed; its download waits paused with the store's error and every byte
     /// kept. Once the store takes writes again, resuming places it, fetching only the last byte.
     @Test func unrecordedFileIsNeverPlaced() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let size = 40_000
             let target = dir.appendingPathComponent("x.bin")
             let manager = try await DownloadManager.open(stateDirectory: state, configuration: Support.fastConfiguration())
@@ -27,7 +30,7 @@ struct PlacementRecordFailureTests {
             }
             let events = manager.managerEvents()
             let id = try await manager.enqueue(Support.request(server, "/file/x.bin", ["size": "\(size)", "seed": "31"], in: dir, name: "x.bin"))
-            let reason = try await Support.firstEvent(in: events) { event -> HaulError? in
+            let reason = try await firstMatch(in: events, "the download to pause") { event -> HaulError? in
                 if case .paused(id, let reason?) = event { return reason }
                 if case .completed(let info) = event, info.id == id { Issue.record("placed without a recorded intent") }
                 return nil

@@ -1,12 +1,13 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import NIOHTTP1
 import Testing
 
 /// A response that breaks HTTP is the server misbehaving (not retried); a connection that
 /// breaks is the network (retried).
-@Suite struct ProtocolViolationTests {
+@Suite(.timeLimit(.minutes(3))) struct ProtocolViolationTests {
     static let url = URL(string: "http://127.0.0.1:9/f")!
 
     /// Malformed status lines and headers, bad Content-Length and bad chunk encoding map to
@@ -35,8 +36,9 @@ import Testing
     /// after exactly one request, although retries are allowed.
     @Test func controlCharacterInHeaderFailsAtOnce() async throws {
         try await withTestServer { server in
-            let directory = try Support.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: directory) }
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             let manager = DownloadManager(configuration: Support.fastConfiguration(retries: 5))
             let id = try await manager.enqueue(Support.request(
                 server, "/file/esc.bin", ["disposition": "attachment; filename=\"a\u{1B}[31mb.bin\""], in: directory))

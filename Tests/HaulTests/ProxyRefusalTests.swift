@@ -8,13 +8,15 @@ import Testing
 /// cannot be used fails the download at once (`.unsupportedProxy`), and one that cannot be
 /// reached is a transient connection failure that names the proxy. In both cases the origin
 /// server sees no request. (Downloads that do go through a SOCKS proxy: GetSocksProxyTests.)
-@Suite("Proxy refusal", .timeLimit(.minutes(1)))
+@Suite("Proxy refusal", .timeLimit(.minutes(3)))
 struct ProxyRefusalTests {
     /// A SOCKS proxy with credentials (which AsyncHTTPClient cannot send) set in the
     /// configuration, bypassing `Proxy.parse`: the download fails without retries.
     @Test func socksWithCredentialsFailsWithoutGoingDirect() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             var configuration = Support.fastConfiguration(retries: 3)
             let proxy = ProxySettings.Proxy(host: "127.0.0.1", port: 1080, username: "u", password: "p", kind: .socks5h)
             configuration.proxy = ProxySettings(http: proxy, https: proxy)
@@ -32,7 +34,9 @@ struct ProxyRefusalTests {
     /// proxy, then failed; never fetched directly.
     @Test func unreachableSocksProxyIsAConnectionFailure() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             var configuration = Support.fastConfiguration(retries: 2)
             // Held bound (connections refused) so that no other server of the run takes it.
             let reserved = try ReservedPort()

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 import Testing
 
 /// The `Haul` library's public API is a promise: `api/Haul.txt` lists every public symbol with
@@ -63,9 +64,9 @@ struct PublicAPITests {
 
     /// The module's public symbol graph, as the compiler extracts it.
     static func symbolGraph() throws -> SymbolGraph {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("haul-api-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: output) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let output = temporary.url
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["swift-symbolgraph-extract"] + (try extractArguments()) + ["-output-dir", output.path]

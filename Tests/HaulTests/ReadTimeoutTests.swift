@@ -1,12 +1,13 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// The read timeout counts silence from the server, and only that: a server that stops
 /// sending is timed out and the download retried from its bytes, while the waits a speed limit
 /// imposes between reads, however long, are not mistaken for silence.
-@Suite("Read timeout", .timeLimit(.minutes(1)))
+@Suite("Read timeout", .timeLimit(.minutes(3)))
 struct ReadTimeoutTests {
     static func configuration(readTimeout: Duration, retries: Int) -> DownloadManager.Configuration {
         var configuration = Support.fastConfiguration(retries: retries, checkpointBytes: 16 << 10)
@@ -20,7 +21,9 @@ struct ReadTimeoutTests {
     /// download at a low limit failed every attempt once its buffered bytes ran out.)
     @Test func limitWaitsAreNotSilence() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let size = 96 << 10
             var request = Support.request(server, "/file/patient.bin", ["size": "\(size)", "seed": "141"], in: dir)
             // A read of 64 KiB costs about 8 s at this rate, well over the timeout. (The timeout
@@ -39,7 +42,9 @@ struct ReadTimeoutTests {
     /// retry continues from the bytes already received and completes the file.
     @Test func silentServerIsTimedOutAndRetried() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let size = 200_000
             let request = Support.request(
                 server, "/file/silent.bin",
@@ -76,7 +81,9 @@ struct ReadTimeoutTests {
     /// Without retries, the silent server's download fails as a timeout (exit status 4 in the CLI).
     @Test func silentServerFailsAsTimeoutWithoutRetries() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let request = Support.request(
                 server, "/file/mute.bin", ["size": "50000", "drop": "1000", "stall": "12"], in: dir)
             let info = try await Support.downloadOne(request, configuration: Self.configuration(readTimeout: .seconds(4), retries: 0))

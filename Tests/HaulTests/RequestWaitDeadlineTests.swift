@@ -5,7 +5,7 @@ import Testing
 
 /// A download's own resource deadline (`DownloadRequest.waitDeadline`): how it decides, how it
 /// is written in JSON and in the store, and what it does to a download of a session that waits.
-@Suite("A download's own wait deadline", .timeLimit(.minutes(1)))
+@Suite("A download's own wait deadline", .timeLimit(.minutes(3)))
 struct RequestWaitDeadlineTests {
     let added = Date(timeIntervalSince1970: 1_000_000)
     let refused = HaulError(.connectionFailed, "127.0.0.1:9: connection refused")
@@ -58,12 +58,10 @@ struct RequestWaitDeadlineTests {
 
     /// The store keeps the deadline exactly (a paused download found again by a new manager).
     @Test func keptByTheStore() async throws {
-        let state = try Support.temporaryDirectory()
-        let dir = try Support.temporaryDirectory()
-        defer {
-            try? FileManager.default.removeItem(at: state)
-            try? FileManager.default.removeItem(at: dir)
-        }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let state = try temporary.subdirectory("state")
+        let dir = try temporary.subdirectory("dir")
         let deadline = Date(timeIntervalSinceReferenceDate: 817_000_000.123456)
         let request = DownloadRequest(url: URL(string: "http://127.0.0.1:9/k.bin")!, directory: dir, waitDeadline: deadline)
         let id = try await withDownloadManager(stateDirectory: state) { manager in
@@ -81,8 +79,9 @@ struct RequestWaitDeadlineTests {
         let reserved = try ReservedPort()
         defer { reserved.release() }
         let port = reserved.port
-        let dir = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let dir = temporary.url
         var configuration = Support.fastConfiguration(maxConcurrent: 1)
         configuration.retry = RetryPolicy(
             maxRetries: 0, baseDelay: .milliseconds(20), maxDelay: .milliseconds(50), waitLimit: .seconds(3600),
@@ -92,7 +91,7 @@ struct RequestWaitDeadlineTests {
             let keeps = try await manager.enqueue(DownloadRequest(url: url("keeps.bin"), directory: dir))
             let short = try await manager.enqueue(DownloadRequest(
                 url: url("short.bin"), directory: dir, waitDeadline: Date().addingTimeInterval(1)))
-            try await WaitingSlotTests.poll("the download with a deadline to fail", in: manager) {
+            try await waitUntil("the download with a deadline to fail", explaining: { await Support.downloadStates(manager) }) {
                 await manager.snapshot(short)?.state == .failed
             }
             let failed = try #require(await manager.snapshot(short))
@@ -100,7 +99,7 @@ struct RequestWaitDeadlineTests {
             #expect(failed.error?.message.contains("gave up waiting") == true)
             #expect(failed.error?.message.contains("connection refused") == true)
             // The other is tried now and then (holding the slot for that moment) and waits between.
-            try await WaitingSlotTests.poll("the other to be waiting", in: manager) {
+            try await waitUntil("the other to be waiting", explaining: { await Support.downloadStates(manager) }) {
                 let other = await manager.snapshot(keeps)
                 return other?.state == .queued && other?.isWaitingToRetry == true
             }

@@ -1,6 +1,7 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -20,8 +21,9 @@ import Darwin
         let response = "HTTP/1.1 200 OK\r\n\(headers)Connection: close\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
         let server = try CannedHTTPServer(response: response)
         defer { server.stop() }
-        let directory = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.url
         let request = DownloadRequest(url: URL(string: "http://127.0.0.1:\(server.port)/both.bin")!, directory: directory)
         let info = try await Support.downloadOne(request, configuration: Support.fastConfiguration(retries: 5))
         #expect(info.state == .failed)
@@ -33,8 +35,9 @@ import Darwin
     /// A server that answers each range with fewer bytes than asked, all that its Content-Range announces, is followed range by range without a failure: with one retry allowed, the download (dropped once, then resumed in ranges of 20,000 bytes) completes exact in two attempts.
     @Test func honestShortRangesUseNoRetry() async throws {
         try await withTestServer { server in
-            let directory = try Support.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: directory) }
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             let size = 100_000
             let query = ["size": "\(size)", "seed": "270", "drop": "30000", "dropTimes": "1", "maxRange": "20000"]
             let info = try await Support.downloadOne(
@@ -50,8 +53,9 @@ import Darwin
     /// The rule for part files after a failure: a part whose bytes can be resumed (a strong validator) is kept, so that the same request continues from it; one whose bytes cannot be (no validator) is deleted.
     @Test func failedDownloadKeepsOnlyResumableBytes() async throws {
         try await withTestServer { server in
-            let directory = try Support.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: directory) }
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let directory = temporary.url
             let noRetry = Support.fastConfiguration(retries: 0)
             let resumable = Support.request(server, "/file/keep.bin", ["size": "100000", "drop": "40000"], in: directory)
             let kept = try await Support.downloadOne(resumable, configuration: noRetry)

@@ -1,14 +1,17 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
-@Suite("Resume end to end")
+@Suite("Resume end to end", .timeLimit(.minutes(3)))
 struct ResumeEndToEndTests {
     /// A connection dropped on every response is resumed with Range + If-Range until the file is whole.
     @Test func droppedConnectionsResumeFromBytesOnDisk() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let query = ["size": "200000", "seed": "11", "drop": "60000"]
             let info = try await Support.downloadOne(Support.request(server, "/file/d.bin", query, in: dir))
             #expect(info.state == .completed)
@@ -29,7 +32,9 @@ struct ResumeEndToEndTests {
     /// When the file changes between a drop and the retry, the result is the new file, never old bytes followed by new.
     @Test func changedFileIsNeverSpliced() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let query = ["size": "200000", "seed": "20", "drop": "70000", "dropTimes": "1", "changeAfter": "1"]
             let info = try await Support.downloadOne(Support.request(server, "/file/s.bin", query, in: dir))
             #expect(info.state == .completed)
@@ -44,7 +49,9 @@ struct ResumeEndToEndTests {
     /// The same holds when the only validator is Last-Modified.
     @Test func changedFileWithLastModifiedOnly() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let query = ["size": "150000", "seed": "30", "etag": "none", "drop": "50000", "dropTimes": "1", "changeAfter": "1"]
             let info = try await Support.downloadOne(Support.request(server, "/file/lm.bin", query, in: dir))
             #expect(info.state == .completed)
@@ -57,7 +64,9 @@ struct ResumeEndToEndTests {
     /// A server that ignores ranges answers 200, and the download restarts from zero instead of appending.
     @Test func ignoredRangeRestartsFromZero() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let query = ["size": "120000", "seed": "40", "ranges": "0", "drop": "50000", "dropTimes": "1"]
             let info = try await Support.downloadOne(Support.request(server, "/file/nr.bin", query, in: dir))
             #expect(info.state == .completed)
@@ -72,7 +81,9 @@ struct ResumeEndToEndTests {
     @Test(arguments: [["etag": "weak", "lm": "0"], ["gzip": "1"], ["etag": "none", "lm": "0"]])
     func unresumableResponsesRestart(extra: [String: String]) async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             var query = ["size": "100000", "seed": "50", "drop": "30000", "dropTimes": "1"]
             query.merge(extra) { $1 }
             let info = try await Support.downloadOne(Support.request(server, "/file/w.bin", query, in: dir))
@@ -89,19 +100,21 @@ struct ResumeEndToEndTests {
     /// A new manager (as after a restart) continues from the recorded offset and still verifies the checksum.
     @Test func newManagerContinuesFromCheckpoint() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
             let size = 400_000
             let bytes = TestContent.bytes(seed: 60, size: size)
             let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
             let query = ["size": "\(size)", "seed": "60", "rate": "400000"]
             let request = Support.request(server, "/file/big.bin", query, in: dir, checksums: [sha])
 
-            let state = try Support.temporaryDirectory()
+            let state = try temporary.subdirectory("state")
             // First "process": stop after some bytes are on disk.
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration(checkpointBytes: 32 * 1024)) { manager in
                 let events = manager.managerEvents()
                 let id = try await manager.enqueue(request)
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                _ = try await firstMatch(in: events, "100,000 bytes") { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes >= 100_000 { return true }
                     return nil
                 }
@@ -117,7 +130,7 @@ struct ResumeEndToEndTests {
                 #expect(found.first?.state == .paused)
                 let id = try #require(found.first?.id)
                 try await manager.resume(id)
-                let resumedFrom = try await Support.firstEvent(in: events) { event -> Int64? in
+                let resumedFrom = try await firstMatch(in: events, "the download to start again") { event -> Int64? in
                     if case .started(id, let offset, _) = event { return offset }
                     return nil
                 }
@@ -135,8 +148,10 @@ struct ResumeEndToEndTests {
     /// record claims the whole file fetches only its last byte again.
     @Test func recoveryTrustsOnlyTheRecordedOffset() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let size = 50_000
             let bytes = TestContent.bytes(seed: 70, size: size)
             let store = try DownloadStore.open(directory: state)
@@ -173,8 +188,10 @@ struct ResumeEndToEndTests {
     /// A part file shorter than its recorded offset is recorded as lost when the store is opened, before any transfer writes that file again: a crash during the new transfer then never leaves the old offset and validator standing for bytes that were never flushed.
     @Test func recoveryRecordsALostPartBeforeFetchingAgain() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let size = 50_000
             let bytes = TestContent.bytes(seed: 71, size: size)
             let request = Support.request(server, "/file/short.bin", ["size": "\(size)", "seed": "71"], in: dir)
@@ -205,7 +222,9 @@ struct ResumeEndToEndTests {
     /// A server that announces more bytes than it sends is retried, then fails; no file appears under the final name.
     @Test func lyingLengthFails() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let info = try await Support.downloadOne(
                 Support.request(server, "/file/lie.bin", ["size": "10000", "lengthDelta": "500"], in: dir),
                 configuration: Support.fastConfiguration(retries: 2))

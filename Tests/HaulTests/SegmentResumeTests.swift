@@ -1,6 +1,7 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 @Suite("Segmented downloads across restarts", .timeLimit(.minutes(2)))
@@ -15,7 +16,7 @@ struct SegmentResumeTests {
         try await withDownloadManager(stateDirectory: state, configuration: SegmentedDownloadTests.configuration()) { manager in
             let events = manager.managerEvents()
             let id = try await manager.enqueue(request)
-            _ = try await Support.firstEvent(in: events) { event -> Bool? in
+            _ = try await firstMatch(in: events, "\(bytes) bytes") { event -> Bool? in
                 if case .progress(id, let progress) = event, progress.completedBytes >= bytes { return true }
                 return nil
             }
@@ -42,7 +43,7 @@ struct SegmentResumeTests {
         try await withDownloadManager(configuration: SegmentedDownloadTests.configuration()) { manager in
             let events = manager.managerEvents()
             let id = try await manager.enqueue(request)
-            _ = try await Support.firstEvent(in: events) { event -> Bool? in
+            _ = try await firstMatch(in: events, "500 KiB") { event -> Bool? in
                 if case .progress(id, let progress) = event, progress.completedBytes >= 500 << 10 { return true }
                 return nil
             }
@@ -59,18 +60,16 @@ struct SegmentResumeTests {
     /// loaded server may go on writing into the dead connection for a while, and those bytes
     /// count as sent though nobody received them.
     static func serverQuiet(_ server: TestServer, key: String) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while server.responsesInProgress(forKey: key) > 0 {
-            guard ContinuousClock.now < deadline else { throw TestFailure("the server kept sending \(key)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await waitUntil("the server to stop sending \(key)", within: .seconds(10)) { server.responsesInProgress(forKey: key) == 0 }
     }
 
     /// A manager opened again on the same state continues every segment from its recorded durable offset: no byte recorded as durable is fetched again, and little else is.
     @Test func reopenedManagerContinuesEachSegment() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let key = "/file/resume.bin"
             let (request, bytes, sha) = try Self.throttledFile(server, key, seed: 120, in: dir)
             let id = try await Self.runUntil(700 << 10, request: request, state: state)
@@ -117,8 +116,10 @@ struct SegmentResumeTests {
     /// When the file changed on the server while a segmented download was stopped, it is fetched again from the start, never spliced with the old segments.
     @Test func fileChangedWhileStoppedStartsOver() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let key = "/file/changed.bin"
             let request = Support.request(server, key, ["size": "\(Self.size)", "seed": "130", "rate": "\(Self.rate)"], in: dir)
             let id = try await Self.runUntil(500 << 10, request: request, state: state)
@@ -137,7 +138,9 @@ struct SegmentResumeTests {
     /// A download begun with one connection and then asked for more continues from its bytes with the rest split: every later request is a range after those bytes, several run, and the file arrives exact with its checksum verified.
     @Test func oneConnectionDownloadSplitsTheRestWhenAskedForMore() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let key = "/file/widened.bin"
             let (request, bytes, sha) = try Self.throttledFile(server, key, seed: 140, in: dir)
             try await Self.widenWhileRunning(request, sha: sha)
@@ -161,7 +164,9 @@ struct SegmentResumeTests {
     /// verified, never a splice of the bytes it had and a whole answer.
     @Test func splitOfTheRestFallsBackWhenRangesTurnUnusable() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let key = "/file/turned.bin"
             // The first request and the resumed one get ranges; the segments' requests do not.
             let (request, bytes, sha) = try Self.throttledFile(server, key, seed: 150, in: dir, extra: ["rangesFor": "2"])

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 @testable import Haul
+import HaulTestSupport
 import Testing
 
 @Suite("Segments and transfer options in the store")
@@ -79,7 +80,9 @@ struct SegmentStoreTests {
 
     /// Recorded segments are trusted only while the part file still reaches their last durable byte and they add up to the length; otherwise only the gapless prefix is.
     @Test func transferStateTrustsSegmentsOnlyWithTheirBytes() throws {
-        let dir = try Support.temporaryDirectory()
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let dir = temporary.url
         let request = DownloadRequest(url: URL(string: "http://example.com/f")!, directory: dir)
         let part = PartFile(directory: dir.path, key: "k")
         func state(_ segments: [DurableSegment], length: Int64 = 4000) -> TransferState {

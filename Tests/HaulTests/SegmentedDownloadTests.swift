@@ -1,6 +1,7 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 @Suite("Segmented downloads end to end", .timeLimit(.minutes(2)))
@@ -25,7 +26,9 @@ struct SegmentedDownloadTests {
     /// verify, in a fresh manager with this suite's configuration, and checks that it completed
     /// exact, verified, with nothing left behind.
     static func fetchVerified(_ server: TestServer, _ name: String, seed: UInt64, extra: [String: String]) async throws {
-        let dir = try Support.temporaryDirectory()
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let dir = temporary.url
         let size = 1 << 20
         let bytes = TestContent.bytes(seed: seed, size: size)
         let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
@@ -58,7 +61,9 @@ struct SegmentedDownloadTests {
     /// When one segment is slow, the connections that finished take halves of what it has left, so the download does not wait for it.
     @Test func tailStealingRelievesASlowSegment() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let size = 1 << 20
             let slowStart = 786_432
             // Only the response for the last segment is slow: 32 KiB/s, 8 s for its 256 KiB alone.
@@ -77,7 +82,9 @@ struct SegmentedDownloadTests {
     @Test(arguments: [["ranges": "0"], ["etag": "weak", "lm": "0"], ["etag": "none", "lm": "0"], ["gzip": "1"]])
     func fallsBackToOneConnection(extra: [String: String]) async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             var query = ["size": "\(1 << 20)", "seed": "103"]
             query.merge(extra) { $1 }
             let info = try await Support.downloadOne(Support.request(server, "/file/one.bin", query, in: dir), configuration: Self.configuration())
@@ -107,7 +114,9 @@ struct SegmentedDownloadTests {
     /// A file too small for two segments of the minimum size, or a request that says split 1, takes one connection.
     @Test func smallFilesAndSplitOneUseOneConnection() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let small = Support.request(server, "/file/small.bin", ["size": "\(100 << 10)", "seed": "104"], in: dir)
             var single = Support.request(server, "/file/single.bin", ["size": "\(1 << 20)", "seed": "105"], in: dir)
             single.split = 1
@@ -124,7 +133,9 @@ struct SegmentedDownloadTests {
     /// When the file changes while its segments are fetched, If-Range gets the new file and the download starts over: the result is the new file, never a splice of both.
     @Test func changedFileBetweenSegmentsIsNeverSpliced() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let size = 1 << 20
             let newBytes = TestContent.bytes(seed: 107, size: size)
             let sha = try Checksum(.sha256, hex: Support.sha256(newBytes))
@@ -145,7 +156,9 @@ struct SegmentedDownloadTests {
     /// A checksum that does not match the assembled segments fails the download; nothing is placed.
     @Test func wrongChecksumOfSegmentsPlacesNothing() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let wrong = try Checksum(.sha256, hex: String(repeating: "0", count: 64))
             var configuration = Self.configuration()
             configuration.retry = RetryPolicy(maxRetries: 0)
@@ -162,7 +175,9 @@ struct SegmentedDownloadTests {
     /// Connections that break after some bytes ask again for the rest of their segment, and the file still arrives exact.
     @Test func brokenConnectionsContinueTheirSegments() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let size = 1 << 20
             // Every response is cut after 100 KB.
             let query = ["size": "\(size)", "seed": "109", "drop": "100000"]
@@ -178,7 +193,9 @@ struct SegmentedDownloadTests {
     /// A connection whose server falls silent mid-segment is taken over by the connection that finished: the download completes in its first attempt, long before the whole download would be silent for the read timeout (which, with no retries, would fail it).
     @Test func stalledConnectionIsTakenOver() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let size = 1 << 20
             let bytes = TestContent.bytes(seed: 110, size: size)
             let sha = try Checksum(.sha256, hex: Support.sha256(bytes))

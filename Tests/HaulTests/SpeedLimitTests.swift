@@ -1,6 +1,7 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import NIOConcurrencyHelpers
 import Testing
 
@@ -57,7 +58,9 @@ struct SpeedLimitTests {
     /// A download's own limit holds it to about that many bytes per second.
     @Test func perDownloadLimit() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let size = 3 << 20
             let rate: Int64 = 1 << 20
             var request = Support.request(server, "/file/limited.bin", ["size": "\(size)", "seed": "140"], in: dir)
@@ -80,7 +83,9 @@ struct SpeedLimitTests {
     /// The global limit holds all downloads of a manager together, a segmented one included.
     @Test func globalLimitAcrossDownloads() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let size = 3 << 19
             let rate: Int64 = 1 << 20
             var configuration = SegmentedDownloadTests.configuration()
@@ -107,7 +112,9 @@ struct SpeedLimitTests {
     /// Limits change while transfers wait on them: a slow download speeds up at once when its own limit, then the global one, is lifted.
     @Test func limitsChangeWhileRunning() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             // At the first limits this would take a minute; the test's patience is far shorter.
             let size = 8 << 20
             let request = Support.request(server, "/file/change.bin", ["size": "\(size)", "seed": "160"], in: dir)
@@ -118,20 +125,20 @@ struct SpeedLimitTests {
                 let id = try await manager.enqueue(request)
                 try await manager.setSpeedLimit(128 << 10, for: id)
                 #expect(await manager.snapshot(id)?.request.maxBytesPerSecond == 128 << 10)
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                _ = try await firstMatch(in: events, "the first bytes") { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes > 0 { return true }
                     return nil
                 }
                 try await manager.setSpeedLimit(nil, for: id)
                 // Now the global limit (256 KiB/s) holds it; 1 MiB more takes about 4 s.
-                _ = try await Support.firstEvent(in: events, timeout: .seconds(20)) { event -> Bool? in
+                _ = try await firstMatch(in: events, "1 MiB", within: .seconds(20)) { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes >= 1 << 20 { return true }
                     return nil
                 }
                 await manager.setGlobalSpeedLimit(nil)
                 #expect(await manager.globalSpeedLimit == nil)
                 // Unlimited, the remaining 7 MiB take a moment; at either old limit, far longer than 20 s.
-                _ = try await Support.firstEvent(in: events, timeout: .seconds(20)) { event -> Bool? in
+                _ = try await firstMatch(in: events, "the download to complete", within: .seconds(20)) { event -> Bool? in
                     if case .completed(let info) = event, info.id == id { return true }
                     return nil
                 }
@@ -144,8 +151,10 @@ struct SpeedLimitTests {
     /// A limit set for a queued download is kept with it: a manager opened again on the same state has it.
     @Test func perDownloadLimitIsStored() async throws {
         try await withTestServer { server in
-            let state = try Support.temporaryDirectory()
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let state = try temporary.subdirectory("state")
+            let dir = try temporary.subdirectory("dir")
             var configuration = Support.fastConfiguration()
             configuration.maxConcurrentDownloads = 1
             // The first holds the only slot (1 KiB/s), so the second stays queued.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GRDB
+import HaulTestSupport
 import NIOConcurrencyHelpers
 @testable import Haul
 import Testing
@@ -29,8 +30,9 @@ struct StoreMigrationTests {
     /// segment as it was, in queue order; afterwards the ID is a unique column beside an
     /// increasing rowid, and removing a download still removes its segments.
     @Test func versionTwoStoreComesForwardIntact() async throws {
-        let directory = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.url
 
         // Added in an order that differs from both their IDs' and their positions' order.
         var segmented = try StoreTests.full()
@@ -75,8 +77,9 @@ struct StoreMigrationTests {
     /// after an upgrade) all get the migrated store: the ones that lose the race to migrate
     /// find the work done instead of failing.
     @Test func storesOpenedTogetherAllMigrate() async throws {
-        let directory = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.url
         // Enough rows that copying them keeps the write lock long enough for the others to
         // have read which migrations were applied before it was released.
         let count = 20_000
@@ -100,8 +103,9 @@ struct StoreMigrationTests {
     /// A store that a later Haul migrated further than this one knows is refused with a clear
     /// error, not read with a schema this Haul does not understand.
     @Test func storeOfANewerHaulIsRefused() throws {
-        let directory = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.url
         do {
             let store = try DownloadStore.open(directory: directory)
             try store.writer.write { db in try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99-from-the-future')") }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GRDB
+import HaulTestSupport
 import Testing
 @testable import Haul
 
@@ -74,11 +75,6 @@ struct StoreTests {
             attempts: 4,
             createdAt: start,
             updatedAt: Date(timeIntervalSinceReferenceDate: 780_000_123.000_001))
-    }
-
-    static func temporaryDirectory() -> URL {
-        URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
-            .appendingPathComponent("haul-store-tests-\(UUID().uuidString)", isDirectory: true)
     }
 
     // MARK: Fields
@@ -216,8 +212,9 @@ struct StoreTests {
 
     /// Data saved on disk is there after the store is closed and reopened from the same directory.
     @Test func persistsAcrossReopen() async throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.url
         let full = try Self.full()
         do {
             let store = try DownloadStore.open(directory: directory)
@@ -232,8 +229,9 @@ struct StoreTests {
 
     /// The on-disk store runs in WAL mode with synchronous=NORMAL and foreign keys on.
     @Test func onDiskPragmas() async throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.url
         let store = try DownloadStore.open(directory: directory)
         let pragmas = try await store.writer.read { db in
             (try String.fetchOne(db, sql: "PRAGMA journal_mode"),
@@ -257,8 +255,9 @@ struct StoreTests {
 
     /// A missing state directory is created, with its parents, readable by the owner only.
     @Test func createsDirectoryWithMode0700() throws {
-        let parent = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: parent) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let parent = temporary.url
         let directory = parent.appendingPathComponent("state/haul", isDirectory: true)
         _ = try DownloadStore.open(directory: directory)
 
@@ -269,9 +268,9 @@ struct StoreTests {
 
     /// A state directory that cannot be created fails with a file-system error naming it.
     @Test func unusableDirectoryFails() throws {
-        let parent = Self.temporaryDirectory()
-        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: parent) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let parent = temporary.url
         let file = parent.appendingPathComponent("not-a-directory")
         #expect(FileManager.default.createFile(atPath: file.path, contents: Data()))
 
@@ -308,8 +307,9 @@ struct StoreTests {
 
     /// 64 concurrent saves all return, every row is stored, and they share transactions.
     @Test func concurrentSavesAllCommit() async throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.url
         let store = try DownloadStore.open(directory: directory)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for n in 0..<64 {
@@ -369,8 +369,9 @@ struct StoreTests {
 
     /// 100,000 downloads saved in one call all load back, in order and intact.
     @Test func hundredThousandRows() async throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.url
         let store = try DownloadStore.open(directory: directory)
         let full = try Self.full()
         var downloads = (1...100_000).map { Self.minimal($0, group: "batch-\($0 % 10)") }

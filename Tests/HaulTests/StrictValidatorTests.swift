@@ -1,6 +1,7 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// Issue 25, item 3: a range is used only with the first answer's strong validator, from the
@@ -19,7 +20,9 @@ struct StrictValidatorTests {
     @Test(arguments: ["none", "weak"])
     func splitNeverMixesAChangedFile(changedETag: String) async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let size = 1 << 20
             let seed: UInt64 = 250
             let query = [
@@ -42,7 +45,9 @@ struct StrictValidatorTests {
     @Test(arguments: ["none", "weak"])
     func resumeNeverAppendsAChangedFile(changedETag: String) async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             let size = 200_000
             let seed: UInt64 = 260
             let query = [

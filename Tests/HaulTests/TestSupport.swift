@@ -3,14 +3,8 @@ import Foundation
 import Haul
 import HaulTestServer
 
-/// Shared helpers for end-to-end tests: temporary directories, fast configurations, digests.
+/// Shared helpers for end-to-end tests: fast configurations, requests, digests.
 enum Support {
-    static func temporaryDirectory() throws -> URL {
-        let url = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("haul-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
-
     /// Retries in milliseconds, frequent progress and small checkpoints, so tests stay fast.
     static func fastConfiguration(
         maxConcurrent: Int = 4, retries: Int = 5, checkpointBytes: Int64 = 64 * 1024
@@ -57,27 +51,13 @@ enum Support {
         }
     }
 
-    /// Waits for the first event that matches, with a timeout so that a broken engine fails
-    /// the test instead of hanging it.
-    static func firstEvent<T: Sendable>(
-        in events: AsyncStream<ManagerEvent>, timeout: Duration = .seconds(30),
-        where match: @escaping @Sendable (ManagerEvent) -> T?
-    ) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask {
-                for await event in events { if let value = match(event) { return value } }
-                return nil
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw TestFailure("timed out waiting for an event")
-            }
-            return value
+    /// `manager`'s downloads as they are now, for the message of a wait that timed out.
+    static func downloadStates(_ manager: DownloadManager) async -> String {
+        let states = await manager.downloads().map { info in
+            "\(info.request.url.lastPathComponent): \(info.state) waiting \(info.isWaitingToRetry) attempts \(info.attempts) "
+                + "error \(info.error?.message ?? "none")"
         }
+        return "downloads: " + states.joined(separator: "; ")
     }
 }
 

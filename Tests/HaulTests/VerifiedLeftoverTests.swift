@@ -1,17 +1,20 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// A verified part file (`.haul-KEY.done`) that a dead process left unplaced is put in place
 /// by the next one, without fetching anything (`DownloadManager+InterruptedPlacement`).
-@Suite("Recovery: verified files left unplaced", .timeLimit(.minutes(1)))
+@Suite("Recovery: verified files left unplaced", .timeLimit(.minutes(3)))
 struct VerifiedLeftoverTests {
     /// A download recorded but never completed, whose `.done` file holds its bytes, is completed at the next open by renaming that file into place; the server is never asked.
     @Test func unfinishedDownloadWithVerifiedFileIsPlacedOnOpen() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let bytes = TestContent.bytes(seed: 41, size: 3_000)
             let request = Support.request(server, "/file/a.bin", ["size": "3000", "seed": "41"], in: dir, name: "a.bin")
             let first = try await DownloadManager.open(stateDirectory: state, configuration: Support.fastConfiguration())
@@ -34,8 +37,10 @@ struct VerifiedLeftoverTests {
     /// A download recorded completed with its intent, whose rename never happened, gets its file from the `.done` file at the next open, under the recorded name.
     @Test func completedDownloadWhoseRenameWasLostIsPlacedOnOpen() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let request = Support.request(server, "/file/b.bin", ["size": "2000", "seed": "42"], in: dir, name: "b.bin")
             let first = try await DownloadManager.open(stateDirectory: state, configuration: Support.fastConfiguration())
             let id = try await first.enqueue(request)
@@ -61,8 +66,10 @@ struct VerifiedLeftoverTests {
     /// A `.part` file, however long, is never placed: its download starts over.
     @Test func partFileIsNeverPlaced() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let request = Support.request(server, "/file/c.bin", ["size": "1000", "seed": "43"], in: dir, name: "c.bin")
             let first = try await DownloadManager.open(stateDirectory: state, configuration: Support.fastConfiguration())
             let id = try await first.addNew([request], group: nil, paused: true)[0]

@@ -7,7 +7,7 @@ import Testing
 /// A download waiting for a server that is gone gives up its slot: with one slot, a download
 /// from a live server proceeds meanwhile, and the waiting one takes the next free slot once its
 /// server is back.
-@Suite("Waiting downloads give their slot back", .timeLimit(.minutes(1)))
+@Suite("Waiting downloads give their slot back", .timeLimit(.minutes(3)))
 struct WaitingSlotTests {
     /// One slot, no quick retries, waiting allowed for an hour, retries at most 100 ms apart.
     static func oneSlotWaiting() -> DownloadManager.Configuration {
@@ -16,23 +16,6 @@ struct WaitingSlotTests {
             maxRetries: 0, baseDelay: .milliseconds(20), maxDelay: .milliseconds(50), waitLimit: .seconds(3600),
             waitingMaxDelay: .milliseconds(100))
         return configuration
-    }
-
-    /// Polls `condition` every 20 ms until it holds; the suite's time limit bounds the wait.
-    /// On a timeout, the failure lists `manager`'s downloads as they are then.
-    static func poll(_ what: String, in manager: DownloadManager? = nil, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while try await !condition() {
-            guard ContinuousClock.now < deadline else {
-                let downloads = await manager?.downloads() ?? []
-                let states = downloads.map { info in
-                    "\(info.request.url.lastPathComponent): \(info.state) waiting \(info.isWaitingToRetry) attempts \(info.attempts) "
-                        + "error \(info.error?.message ?? "none")"
-                }
-                throw TestFailure("timed out waiting for \(what); downloads: \(states.joined(separator: "; "))")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
     }
 
     /// What the tests here share: a port that refuses connections until released, a
@@ -49,8 +32,9 @@ struct WaitingSlotTests {
         // Held bound (connections refused) so that no other server of the run takes it.
         let reserved = try ReservedPort()
         defer { reserved.release() }
-        let dir = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: dir) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let dir = temporary.url
         try await withTestServer { live in
             try await withDownloadManager(configuration: configuration) { manager in
                 try await body(Scene(reserved: reserved, dir: dir, live: live, manager: manager))
@@ -70,7 +54,7 @@ struct WaitingSlotTests {
             live, "/file/running\(seed).bin", ["size": "400000", "seed": "\(seed)", "rate": "100000"], in: dir, name: "running\(seed).bin"))
         let queued = try await manager.enqueue(Support.request(
             live, "/file/queued\(seed).bin", ["size": "100", "seed": "\(seed + 1)"], in: dir, name: "queued\(seed).bin"))
-        try await poll("the live download to run while the dead one waits", in: manager) {
+        try await waitUntil("the live download to run while the dead one waits", explaining: { await Support.downloadStates(manager) }) {
             let (deadNow, runningNow) = (await manager.snapshot(dead), await manager.snapshot(running))
             return runningNow?.state == .running && deadNow?.isWaitingToRetry == true
         }
@@ -95,7 +79,7 @@ struct WaitingSlotTests {
             // Polled, not awaited: an engine that kept A in the slot would never start B,
             // and the test must fail rather than hang. While B runs (2 s) it holds the one
             // slot, so A, refused before B could start, can only be waiting without one.
-            try await Self.poll("B to run while A waits", in: manager) {
+            try await waitUntil("B to run while A waits", explaining: { await Support.downloadStates(manager) }) {
                 let (aNow, bNow) = (await manager.snapshot(a), await manager.snapshot(b))
                 return bNow?.state == .running && aNow?.state == .queued && aNow?.isWaitingToRetry == true
             }
@@ -107,7 +91,7 @@ struct WaitingSlotTests {
             #expect(await manager.downloadIDs(inStates: [.running]) == [b])
             await #expect(throws: HaulError.self) { try await manager.moveInQueue(a, toIndex: 0) }
 
-            try await Self.poll("B to finish while A waits", in: manager) { await manager.snapshot(b)?.state.isTerminal == true }
+            try await waitUntil("B to finish while A waits", explaining: { await Support.downloadStates(manager) }) { await manager.snapshot(b)?.state.isTerminal == true }
             let bInfo = try await manager.finished(b)
             #expect(bInfo.state == .completed, "\(String(describing: bInfo.error))")
             #expect(Support.contents(dir.appendingPathComponent("b.bin")) == TestContent.bytes(seed: 22, size: 400_000))
@@ -118,7 +102,7 @@ struct WaitingSlotTests {
             scene.reserved.release()
 
             let server = try await TestServer.start(port: port)
-            try await Self.poll("A to finish", in: manager) { await manager.snapshot(a)?.state.isTerminal == true }
+            try await waitUntil("A to finish", explaining: { await Support.downloadStates(manager) }) { await manager.snapshot(a)?.state.isTerminal == true }
             let aInfo = try await manager.finished(a)
             try await server.shutdown()
             #expect(aInfo.state == .completed, "\(String(describing: aInfo.error))")
@@ -137,14 +121,14 @@ struct WaitingSlotTests {
             let (port, dir, manager) = (scene.port, scene.dir, scene.manager)
             let first = try await manager.enqueue(DownloadRequest(
                 url: URL(string: "http://127.0.0.1:\(port)/file/p.bin?size=1000&seed=1")!, directory: dir, fileName: "p.bin"))
-            try await Self.poll("the first download to wait", in: manager) { await manager.snapshot(first)?.isWaitingToRetry == true }
+            try await waitUntil("the first download to wait", explaining: { await Support.downloadStates(manager) }) { await manager.snapshot(first)?.isWaitingToRetry == true }
             let second = try await manager.enqueue(DownloadRequest(
                 url: URL(string: "http://127.0.0.1:\(port)/file/q.bin?size=1000&seed=2")!, directory: dir, fileName: "q.bin"))
             // The second one got the slot the first gave back, and waits too.
-            try await Self.poll("the second download to wait", in: manager) { await manager.snapshot(second)?.isWaitingToRetry == true }
+            try await waitUntil("the second download to wait", explaining: { await Support.downloadStates(manager) }) { await manager.snapshot(second)?.isWaitingToRetry == true }
             // Each is tried now and then (and holds the slot for that moment); both are listed
             // whenever neither is being tried.
-            try await Self.poll("both to wait without a slot", in: manager) { Set(await manager.waitingInQueueOrder()) == [first, second] }
+            try await waitUntil("both to wait without a slot", explaining: { await Support.downloadStates(manager) }) { Set(await manager.waitingInQueueOrder()) == [first, second] }
 
             try await manager.pause(first)
             #expect(await manager.snapshot(first)?.state == .paused)
@@ -155,10 +139,10 @@ struct WaitingSlotTests {
             #expect(await manager.waitingInQueueOrder() == [first])
 
             try await manager.resume(first)
-            try await Self.poll("the resumed download to wait again", in: manager) { await manager.snapshot(first)?.isWaitingToRetry == true }
+            try await waitUntil("the resumed download to wait again", explaining: { await Support.downloadStates(manager) }) { await manager.snapshot(first)?.isWaitingToRetry == true }
             scene.reserved.release()
             let server = try await TestServer.start(port: port)
-            try await Self.poll("the download to finish", in: manager) { await manager.snapshot(first)?.state.isTerminal == true }
+            try await waitUntil("the download to finish", explaining: { await Support.downloadStates(manager) }) { await manager.snapshot(first)?.state.isTerminal == true }
             let info = try await manager.finished(first)
             try await server.shutdown()
             #expect(info.state == .completed, "\(String(describing: info.error))")
@@ -173,7 +157,7 @@ struct WaitingSlotTests {
             let (port, dir, live, manager) = (scene.port, scene.dir, scene.live, scene.manager)
             let id = try await manager.enqueue(DownloadRequest(
                 url: URL(string: "http://127.0.0.1:\(port)/file/old.bin?size=1000&seed=3")!, directory: dir, fileName: "c.bin"))
-            try await Self.poll("the download to wait", in: manager) { await manager.snapshot(id)?.isWaitingToRetry == true }
+            try await waitUntil("the download to wait", explaining: { await Support.downloadStates(manager) }) { await manager.snapshot(id)?.isWaitingToRetry == true }
             let sameServer = DownloadRequest(
                 url: URL(string: "http://127.0.0.1:\(port)/file/new.bin?size=1000&seed=4")!, directory: dir, fileName: "c.bin")
             try await manager.replaceRequest(id, with: sameServer)
@@ -183,7 +167,7 @@ struct WaitingSlotTests {
 
             let moved = Support.request(live, "/file/moved.bin", ["size": "2000", "seed": "5"], in: dir, name: "c.bin")
             try await manager.replaceRequest(id, with: moved)
-            try await Self.poll("the moved download to finish", in: manager) { await manager.snapshot(id)?.state.isTerminal == true }
+            try await waitUntil("the moved download to finish", explaining: { await Support.downloadStates(manager) }) { await manager.snapshot(id)?.state.isTerminal == true }
             let info = try #require(await manager.snapshot(id))
             #expect(info.state == .completed, "\(String(describing: info.error))")
             #expect(Support.contents(dir.appendingPathComponent("c.bin")) == TestContent.bytes(seed: 5, size: 2000))
@@ -214,7 +198,7 @@ struct WaitingSlotTests {
                 url: URL(string: "http://127.0.0.1:\(scene.reserved.port)/file/g.bin")!, directory: dir, fileName: "g.bin")], toGroup: "first")[0]
             let next = try await manager.addMembers(
                 [Support.request(live, "/file/n.bin", ["size": "100", "seed": "10"], in: dir, name: "n.bin")], toGroup: "second")[0]
-            try await Self.poll("the first group's download to wait for its server", in: manager) {
+            try await waitUntil("the first group's download to wait for its server", explaining: { await Support.downloadStates(manager) }) {
                 await manager.snapshot(dead)?.isWaitingToRetry == true
             }
             #expect(await manager.snapshot(next)?.attempts == 0, "the next group waits for the first")

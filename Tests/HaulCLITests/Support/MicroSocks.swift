@@ -12,7 +12,7 @@ import Darwin
 /// so a download that arrived through it is always in the log.
 struct MicroSocks: Sendable {
     let port: Int
-    private let directory: URL
+    private let directory: TemporaryDirectory
     private let process: ChildProcess
     private let termination: Task<Int32, Never>
 
@@ -25,7 +25,7 @@ struct MicroSocks: Sendable {
     /// The destinations the proxy connected to for its clients, as it names them: the host
     /// name the client sent (`localhost:8080`) or the address.
     func connections() -> [String] {
-        let log = (try? String(contentsOf: directory.appendingPathComponent("microsocks.log"), encoding: .utf8)) ?? ""
+        let log = (try? String(contentsOf: directory.file("microsocks.log"), encoding: .utf8)) ?? ""
         return log.split(separator: "\n").compactMap { line in
             guard let range = line.range(of: ": connected to ") else { return nil }
             return String(line[range.upperBound...])
@@ -48,26 +48,29 @@ struct MicroSocks: Sendable {
     static func start(port: Int? = nil, credentials: (user: String, password: String)? = nil) async throws -> MicroSocks {
         guard let microsocks = ["/usr/bin/microsocks", "/usr/local/bin/microsocks"].first(where: FileManager.default.isExecutableFile(atPath:))
         else { throw HaulProcessError("microsocks is not installed; run scripts/test, which installs it") }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-microsocks-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory()
         let port = try port ?? LoopbackPort.free()
         var arguments = ["-i", "127.0.0.1", "-p", "\(port)"]
         if let credentials { arguments += ["-u", credentials.user, "-P", credentials.password] }
         // Its log goes to standard output; a file keeps it readable at any time (the shell
         // execs microsocks, so the signal in `stop` reaches it).
-        let log = directory.appendingPathComponent("microsocks.log").path
+        let log = directory.file("microsocks.log").path
         let command = "exec " + ([microsocks] + arguments).map(shellQuoted).joined(separator: " ") + " >" + shellQuoted(log) + " 2>&1"
         let process = try ChildProcess(executable: "/bin/sh", arguments: ["-c", command])
         let proxy = MicroSocks(port: port, directory: directory, process: process, termination: process.terminationTask())
-        if try await LoopbackPort.waitUntilAccepting(port) { return proxy }
-        await proxy.stop()
-        throw HaulProcessError("microsocks did not listen within 10 s")
+        do {
+            try await waitUntil("microsocks to accept connections on port \(port)", within: .seconds(10)) { LoopbackPort.accepts(port) }
+            return proxy
+        } catch {
+            await proxy.stop()
+            throw error
+        }
     }
 
     func stop() async {
         process.send(SIGTERM)
         _ = await termination.value
-        try? FileManager.default.removeItem(at: directory)
+        directory.remove()
     }
 
     private static func shellQuoted(_ text: String) -> String {

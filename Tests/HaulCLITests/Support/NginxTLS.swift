@@ -10,7 +10,7 @@ import Darwin
 /// 127.0.0.1 with a certificate from it: one port for anyone, one that requires a client
 /// certificate from the same CA. `scripts/test` installs nginx and openssl when missing.
 struct NginxTLS: Sendable {
-    let directory: URL
+    let directory: TemporaryDirectory
     /// Port of the server any client may use.
     let port: Int
     /// Port of the server that requires a client certificate signed by the CA.
@@ -18,11 +18,11 @@ struct NginxTLS: Sendable {
     private let process: ChildProcess
     private let termination: Task<Int32, Never>
 
-    var caFile: String { directory.appendingPathComponent("ca.pem").path }
-    var clientCertificateFile: String { directory.appendingPathComponent("client.pem").path }
-    var clientKeyFile: String { directory.appendingPathComponent("client.key").path }
+    var caFile: String { directory.file("ca.pem").path }
+    var clientCertificateFile: String { directory.file("client.pem").path }
+    var clientKeyFile: String { directory.file("client.key").path }
     /// A CA nobody trusts, for a certificate that must be refused.
-    var otherCAFile: String { directory.appendingPathComponent("other-ca.pem").path }
+    var otherCAFile: String { directory.file("other-ca.pem").path }
 
     func url(_ name: String, clientCertificate: Bool = false) -> String {
         "https://127.0.0.1:\(clientCertificate ? clientCertificatePort : port)/\(name)"
@@ -30,12 +30,12 @@ struct NginxTLS: Sendable {
 
     /// Puts `bytes` where nginx serves them as `name`.
     func serve(_ bytes: [UInt8], as name: String) throws {
-        try Data(bytes).write(to: directory.appendingPathComponent("www/\(name)"))
+        try Data(bytes).write(to: directory.file("www/\(name)"))
     }
 
     /// Lines of the access log: `URI PROTOCOL STATUS`, e.g. `/a.bin HTTP/2.0 200`.
     func accessLog() -> [String] {
-        let text = (try? String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
+        let text = (try? String(contentsOf: directory.file("access.log"), encoding: .utf8)) ?? ""
         return text.split(separator: "\n").map(String.init)
     }
 
@@ -43,11 +43,9 @@ struct NginxTLS: Sendable {
         guard let nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
             throw HaulProcessError("nginx is not installed; run scripts/test, which installs it")
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-nginx-\(UUID().uuidString)", isDirectory: true)
-        for sub in ["www", "tmp"] {
-            try FileManager.default.createDirectory(at: directory.appendingPathComponent(sub), withIntermediateDirectories: true)
-        }
-        try await makeCertificates(in: directory)
+        let directory = try TemporaryDirectory()
+        for sub in ["www", "tmp"] { _ = try directory.subdirectory(sub) }
+        try await makeCertificates(in: directory.url)
         let (port, clientCertificatePort) = (try LoopbackPort.free(), try LoopbackPort.free())
         let path = directory.path
         let config = """
@@ -79,7 +77,7 @@ struct NginxTLS: Sendable {
                 }
             }
             """
-        try config.write(to: directory.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+        try config.write(to: directory.file("nginx.conf"), atomically: true, encoding: .utf8)
         let process = try ChildProcess(executable: nginx, arguments: ["-p", path, "-c", "\(path)/nginx.conf", "-e", "\(path)/error.log"])
         let termination = process.terminationTask()
         let server = NginxTLS(
@@ -87,22 +85,28 @@ struct NginxTLS: Sendable {
         let exit = ExitStatusBox()
         Task { exit.set(await termination.value) }
         // Ready when both ports accept connections (or nginx exited: its error log says why).
-        for _ in 0..<500 {
-            if LoopbackPort.accepts(port), LoopbackPort.accepts(clientCertificatePort) { return server }
-            if let status = exit.value {
-                let log = (try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? ""
-                throw HaulProcessError("nginx exited with \(status): \(log)")
+        do {
+            try await waitUntil("nginx to accept connections on ports \(port) and \(clientCertificatePort)", within: .seconds(10)) {
+                if let status = exit.value {
+                    let log = (try? String(contentsOf: directory.file("error.log"), encoding: .utf8)) ?? ""
+                    throw HaulProcessError("nginx exited with \(status): \(log)")
+                }
+                return LoopbackPort.accepts(port) && LoopbackPort.accepts(clientCertificatePort)
             }
-            try await Task.sleep(for: .milliseconds(20))
+            return server
+        } catch let error as WaitFailure {
+            await server.stop()
+            throw error
+        } catch {
+            directory.remove()  // nginx has exited
+            throw error
         }
-        await server.stop()
-        throw HaulProcessError("nginx did not listen within 10 s")
     }
 
     func stop() async {
         process.send(SIGTERM)
         _ = await termination.value
-        try? FileManager.default.removeItem(at: directory)
+        directory.remove()
     }
 
     /// Runs `body` with a started server and always stops it.

@@ -10,7 +10,7 @@ import Darwin
 /// downloads through a real HTTP proxy, with or without Basic credentials.
 struct TinyProxy: Sendable {
     let port: Int
-    private let directory: URL
+    private let directory: TemporaryDirectory
     private let process: ChildProcess
     private let termination: Task<Int32, Never>
 
@@ -22,7 +22,7 @@ struct TinyProxy: Sendable {
 
     /// The requests the proxy was asked, e.g. `CONNECT 127.0.0.1:8443 HTTP/1.1`.
     func requests() -> [String] {
-        let log = (try? String(contentsOf: directory.appendingPathComponent("tinyproxy.log"), encoding: .utf8)) ?? ""
+        let log = (try? String(contentsOf: directory.file("tinyproxy.log"), encoding: .utf8)) ?? ""
         return log.split(separator: "\n").compactMap { line in
             guard let range = line.range(of: "): ", options: .backwards), line.contains("Request (file descriptor") else { return nil }
             return String(line[range.upperBound...])
@@ -45,8 +45,7 @@ struct TinyProxy: Sendable {
         guard let tinyproxy = ["/usr/bin/tinyproxy", "/usr/sbin/tinyproxy", "/usr/local/bin/tinyproxy"]
             .first(where: FileManager.default.isExecutableFile(atPath:))
         else { throw HaulProcessError("tinyproxy is not installed; run scripts/test, which installs it") }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("haul-tinyproxy-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try TemporaryDirectory()
         let port = try LoopbackPort.free()
         var config = """
             Port \(port)
@@ -59,18 +58,22 @@ struct TinyProxy: Sendable {
 
             """
         if let credentials { config += "BasicAuth \(credentials.user) \(credentials.password)\n" }
-        let file = directory.appendingPathComponent("tinyproxy.conf")
+        let file = directory.file("tinyproxy.conf")
         try config.write(to: file, atomically: true, encoding: .utf8)
         let process = try ChildProcess(executable: tinyproxy, arguments: ["-d", "-c", file.path])
         let proxy = TinyProxy(port: port, directory: directory, process: process, termination: process.terminationTask())
-        if try await LoopbackPort.waitUntilAccepting(port) { return proxy }
-        await proxy.stop()
-        throw HaulProcessError("tinyproxy did not listen within 10 s")
+        do {
+            try await waitUntil("tinyproxy to accept connections on port \(port)", within: .seconds(10)) { LoopbackPort.accepts(port) }
+            return proxy
+        } catch {
+            await proxy.stop()
+            throw error
+        }
     }
 
     func stop() async {
         process.send(SIGTERM)
         _ = await termination.value
-        try? FileManager.default.removeItem(at: directory)
+        directory.remove()
     }
 }

@@ -2,6 +2,7 @@ import Crypto
 import CryptoExtras
 import Foundation
 import HaulTestServer
+import HaulTestSupport
 import Testing
 @testable import Haul
 
@@ -12,8 +13,9 @@ import Testing
 struct ResourceFinishingTests {
     @Test func completedGroupIsFinishedBySupervisorAndAgainHarmlessly() async throws {
         try await withTestServer { server in
-            let root = try Support.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: root) }
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let root = temporary.url
             let playlist = root.appendingPathComponent("local.m3u8")
             var text = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n"
             for index in 0..<3 {
@@ -37,7 +39,7 @@ struct ResourceFinishingTests {
 
             let supervisor = ResourceSupervisor(book: book)
             await supervisor.supervise(entry, manager: manager)
-            try await Self.waitUntil { book.entries().isEmpty }
+            try await waitUntil("the supervisor to finish the resource") { book.entries().isEmpty }
             let local = try String(contentsOf: out.appendingPathComponent("local.m3u8"), encoding: .utf8)
             #expect(local == "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nseg0.ts\n#EXTINF:1,\nseg1.ts\n#EXTINF:1,\nseg2.ts\n#EXT-X-ENDLIST\n")
             let joined = try Data(contentsOf: out.appendingPathComponent("local.ts"))
@@ -55,8 +57,9 @@ struct ResourceFinishingTests {
 
     /// AES-128 segments are decrypted for the joined file with the key from the directory.
     @Test func joinDecryptsAES128() throws {
-        let directory = try Support.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let directory = temporary.url
         let key = [UInt8](repeating: 7, count: 16)
         let iv = HLSPlanner.sequenceIV(3)
         let plain = Data("an MPEG-TS segment, or so it says".utf8)
@@ -76,13 +79,5 @@ struct ResourceFinishingTests {
 
     static func encrypt(_ data: Data, key: [UInt8], iv: [UInt8]) throws -> Data {
         try AES._CBC.encrypt(data, using: SymmetricKey(data: key), iv: AES._CBC.IV(ivBytes: iv))
-    }
-
-    static func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(30)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw HaulError(.timeout, "gave up waiting") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
     }
 }

@@ -1,11 +1,12 @@
 import Foundation
 @testable import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// Finished downloads beyond the retention rule are forgotten, in memory and in the store, and
 /// a store's history is not loaded by a manager that does not need it.
-@Suite("Retention end to end")
+@Suite("Retention end to end", .timeLimit(.minutes(3)))
 struct RetentionEndToEndTests {
     func configuration(keeping maxFinished: Int?, loadsEarlierFinished: Bool = true) -> DownloadManager.Configuration {
         var configuration = Support.fastConfiguration(maxConcurrent: 1)
@@ -23,8 +24,10 @@ struct RetentionEndToEndTests {
     /// forgotten, and a reopened store holds exactly the ones kept.
     @Test func singleDownloadsBeyondTheBoundAreForgotten() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             var ids: [DownloadID] = []
             let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: 3))
             for request in requests(server, 6, in: dir) {
@@ -49,7 +52,9 @@ struct RetentionEndToEndTests {
     /// then the bound applies to them like to any other.
     @Test func groupMembersWaitForTheirGroup() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = temporary.url
             try await withDownloadManager(configuration: configuration(keeping: 2)) { manager in
                 let group = try await manager.add(requests(server, 5, in: dir), toGroup: "batch")
                 let summary = try await group.completion
@@ -64,8 +69,10 @@ struct RetentionEndToEndTests {
     /// newest are kept; unfinished ones are never pruned.
     @Test func openingPrunesOldFinishedDownloads() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             var finished: [DownloadID] = []
             let paused: DownloadID
             do {
@@ -91,8 +98,10 @@ struct RetentionEndToEndTests {
     /// fetched again and the file is not placed a second time.
     @Test func requestMadeAgainIsFoundInTheStore() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let batch = requests(server, 4, in: dir, key: "again")
             let config = configuration(keeping: 100, loadsEarlierFinished: false)
             do {
@@ -115,9 +124,11 @@ struct RetentionEndToEndTests {
     /// (of another directory) are not loaded to find that out.
     @Test func sameURLsIntoAnotherDirectoryLoadNothingEarlier() async throws {
         try await withTestServer { server in
-            let first = try Support.temporaryDirectory()
-            let second = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let first = try temporary.subdirectory("first")
+            let second = try temporary.subdirectory("second")
+            let state = try temporary.subdirectory("state")
             let config = configuration(keeping: 100, loadsEarlierFinished: false)
             do {
                 let manager = try await DownloadManager.open(stateDirectory: state, configuration: config)
@@ -137,15 +148,17 @@ struct RetentionEndToEndTests {
     /// when the store is opened, its part file deleted; a younger one is left as it was.
     @Test func abandonedUnfinishedDownloadsAreCanceled() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let id: DownloadID
             do {
                 let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: nil))
                 let events = manager.managerEvents()
                 id = try await manager.enqueue(Support.request(
                     server, "/file/left.bin", ["size": "\(1 << 20)", "rate": "100000"], in: dir, name: "left.bin"))
-                _ = try await Support.firstEvent(in: events) { event -> Bool? in
+                _ = try await firstMatch(in: events, "a checkpoint past 0") { event -> Bool? in
                     if case .checkpointed(id, let offset) = event, offset > 0 { return true }
                     return nil
                 }
@@ -182,8 +195,10 @@ struct RetentionEndToEndTests {
     /// Finished downloads older than `maxAge` are pruned when the store is opened.
     @Test func oldFinishedDownloadsArePrunedByAge() async throws {
         try await withTestServer { server in
-            let dir = try Support.temporaryDirectory()
-            let state = try Support.temporaryDirectory()
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
             let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: nil))
             let id = try await manager.enqueue(requests(server, 1, in: dir)[0])
             _ = try await manager.finished(id)
