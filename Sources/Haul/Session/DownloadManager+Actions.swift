@@ -195,10 +195,9 @@ extension DownloadManager {
     }
 
     /// The download's transfer is over (placed, failed, stopped): its state machine decides
-    /// what follows.
+    /// what follows, a failure included (`DownloadStateMachine.transferFailed`).
     func conclude(_ id: DownloadID, _ result: TransferResult) {
         let ended = records.update(id) { record in
-            let outcome: DownloadStateMachine.TransferOutcome
             switch result {
             case .completed(let placement, let checksums, let bytes):
                 // Without the hint, Foundation stats the path to learn whether it is a directory.
@@ -215,25 +214,19 @@ extension DownloadManager {
                 record.details.progress = TransferProgress(completedBytes: bytes, expectedBytes: bytes)
                 // The part file and its state are spent.
                 record.details.transfer = nil
-                outcome = .succeeded
-            case .failed(let error) where error.code == .diskFull || error.code == .fileSystem:
-                // Retrying cannot help until someone frees space or fixes the file system: wait
-                // paused with every durable byte kept, and say why.
-                outcome = .blocked(error)
-            case .failed(let attemptError):
-                // Quick retries, then waiting for the server until the resource deadline.
-                let decision = configuration.retry.decide(
-                    after: attemptError, nextAttempt: record.details.attempts + 1, addedAt: record.createdAt,
-                    requestDeadline: record.kept.waitDeadline, jitter: Double.random(in: 0..<1))
-                let error = decision.error(for: attemptError)
-                record.details.error = error
-                outcome = .failed(error, retryDelay: decision.delay, waiting: decision.isWaiting)
+                return record.machine.transferEnded(.succeeded)
+            case .failed(let error):
+                let failed = DownloadStateMachine.FailedAttempt(
+                    error: error, attemptsMade: record.details.attempts, addedAt: record.createdAt,
+                    requestDeadline: record.kept.waitDeadline, now: Date(), jitter: Double.random(in: 0..<1))
+                let verdict = record.machine.transferFailed(failed, policy: configuration.retry)
+                if let recorded = verdict.recordedError { record.details.error = recorded }
+                return verdict.action
             case .stopped:
-                outcome = .stopped
+                return record.machine.transferEnded(.stopped)
             case .verified:
                 preconditionFailure("a verified file is placed before its download concludes")
             }
-            return record.machine.transferEnded(outcome)
         }
         guard let action = ended else { return }
         perform(action, for: id)
