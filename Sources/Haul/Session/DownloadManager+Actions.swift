@@ -14,14 +14,10 @@ extension DownloadManager {
     }
 
     func perform(_ action: DownloadStateMachine.Action, for id: DownloadID) {
-        switch action {
-        // Starting is not worth a write: recovery treats running and queued alike. Slot
-        // moves are not stored at all; a wrapped action decides for itself.
-        case .none, .rejected, .stopTransfer, .startTransfer, .handOverSlot, .reclaimSlot, .leaveQueue, .holdInQueue, .giveUpSlot,
-             .askForSlot: break
-        // Written with its placement intent, before the rename (DownloadManager+Placement).
-        case .reportCompleted where records[id]?.details.completionStored == true: break
-        default: markDirty(id)
+        // A completion already written with its placement intent, before the rename
+        // (DownloadManager+Placement), is not written twice.
+        if action.isWrittenToStore, action != .reportCompleted || records[id]?.details.completionStored != true {
+            markDirty(id)
         }
         switch action {
         case .none, .rejected:
