@@ -91,3 +91,26 @@ struct DownloadStateMachineFailureTests {
         #expect(canceled.transferFailed(attempt(full, made: 1), policy: quick) == .init(action: .discardAndReportCanceled, recordedError: nil))
     }
 }
+
+/// A retry timer that wakes late goes ahead only while the download still waits for it.
+@Suite("Download state machine: late retry timers")
+struct DownloadStateMachineRetryTimerTests {
+    /// In either waiting phase the timer's usual action follows.
+    @Test func waitingDownloadsGoAhead() {
+        var quick = DownloadStateMachine(state: .waitingToRetry(attempt: 2))
+        #expect(quick.retryTimerFiredIfWaiting() == .startTransfer(attempt: 2))
+        var waiting = DownloadStateMachine(state: .waitingForServer(attempt: 7))
+        #expect(waiting.retryTimerFiredIfWaiting() == .askForSlot)
+        #expect(waiting.state == .dueForSlot(attempt: 7))
+    }
+
+    /// Paused, canceled, running again or already due: nothing happens and nothing changes.
+    @Test(arguments: [
+        DownloadStateMachine.State.paused, .canceled, .running(attempt: 3), .dueForSlot(attempt: 7), .queued,
+    ])
+    func othersIgnoreTheTimer(state: DownloadStateMachine.State) {
+        var machine = DownloadStateMachine(state: state)
+        #expect(machine.retryTimerFiredIfWaiting() == nil)
+        #expect(machine.state == state)
+    }
+}

@@ -50,4 +50,14 @@ extension DownloadStateMachine {
     static func blocksUntilSomeoneActs(_ error: HaulError) -> Bool {
         error.code == .diskFull || error.code == .fileSystem
     }
+
+    /// A retry timer woke: the next attempt goes ahead only if the download still waits for
+    /// it (nil otherwise). A timer canceled after it woke must not restart a download that was
+    /// paused or canceled meanwhile.
+    mutating func retryTimerFiredIfWaiting() -> Action? {
+        switch state {
+        case .waitingToRetry, .waitingForServer: return retryTimerFired()
+        default: return nil
+        }
+    }
 }

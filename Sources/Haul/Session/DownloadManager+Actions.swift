@@ -233,22 +233,22 @@ extension DownloadManager {
         let waiting = records[id]?.machine.isWaitingToRetry == true
         log(.info, "\(waiting ? "waiting for the server" : "retrying"): attempt \(attempt) in \(delay) after \(error.message)", id, error: error)
         hub.emit(.retrying(id, attempt: attempt, delay: delay, error: error))
+        let clock = configuration.clock
         records[id]?.details.retryTimer = Task {
-            do { try await Task.sleep(for: delay) } catch { return }
+            do { try await clock.sleep(for: delay) } catch { return }
             self.retryTimerFired(id)
         }
     }
 
     private func retryTimerFired(_ id: DownloadID) {
         // A timer canceled after it woke must not restart a download that was paused meanwhile.
-        guard var record = records[id], !Task.isCancelled else { return }
-        switch record.machine.state {
-        case .waitingToRetry, .waitingForServer: break
-        default: return
+        guard !Task.isCancelled else { return }
+        let fired = records.update(id) { record -> DownloadStateMachine.Action? in
+            guard let action = record.machine.retryTimerFiredIfWaiting() else { return nil }
+            record.details.retryTimer = nil
+            return action
         }
-        record.details.retryTimer = nil
-        let action = record.machine.retryTimerFired()
-        records[id] = record
+        guard let found = fired, let action = found else { return }
         perform(action, for: id)
     }
 
