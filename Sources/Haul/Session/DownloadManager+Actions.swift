@@ -14,14 +14,10 @@ extension DownloadManager {
     }
 
     func perform(_ action: DownloadStateMachine.Action, for id: DownloadID) {
-        switch action {
-        // Starting is not worth a write: recovery treats running and queued alike. Slot
-        // moves are not stored at all; a wrapped action decides for itself.
-        case .none, .rejected, .stopTransfer, .startTransfer, .handOverSlot, .reclaimSlot, .leaveQueue, .holdInQueue, .giveUpSlot,
-             .askForSlot: break
-        // Written with its placement intent, before the rename (DownloadManager+Placement).
-        case .reportCompleted where records[id]?.details.completionStored == true: break
-        default: markDirty(id)
+        // A completion already written with its placement intent, before the rename
+        // (DownloadManager+Placement), is not written twice.
+        if action.isWrittenToStore, action != .reportCompleted || records[id]?.details.completionStored != true {
+            markDirty(id)
         }
         switch action {
         case .none, .rejected:
@@ -195,10 +191,9 @@ extension DownloadManager {
     }
 
     /// The download's transfer is over (placed, failed, stopped): its state machine decides
-    /// what follows.
+    /// what follows, a failure included (`DownloadStateMachine.transferFailed`).
     func conclude(_ id: DownloadID, _ result: TransferResult) {
         let ended = records.update(id) { record in
-            let outcome: DownloadStateMachine.TransferOutcome
             switch result {
             case .completed(let placement, let checksums, let bytes):
                 // Without the hint, Foundation stats the path to learn whether it is a directory.
@@ -215,25 +210,19 @@ extension DownloadManager {
                 record.details.progress = TransferProgress(completedBytes: bytes, expectedBytes: bytes)
                 // The part file and its state are spent.
                 record.details.transfer = nil
-                outcome = .succeeded
-            case .failed(let error) where error.code == .diskFull || error.code == .fileSystem:
-                // Retrying cannot help until someone frees space or fixes the file system: wait
-                // paused with every durable byte kept, and say why.
-                outcome = .blocked(error)
-            case .failed(let attemptError):
-                // Quick retries, then waiting for the server until the resource deadline.
-                let decision = configuration.retry.decide(
-                    after: attemptError, nextAttempt: record.details.attempts + 1, addedAt: record.createdAt,
-                    requestDeadline: record.kept.waitDeadline, jitter: Double.random(in: 0..<1))
-                let error = decision.error(for: attemptError)
-                record.details.error = error
-                outcome = .failed(error, retryDelay: decision.delay, waiting: decision.isWaiting)
+                return record.machine.transferEnded(.succeeded)
+            case .failed(let error):
+                let failed = DownloadStateMachine.FailedAttempt(
+                    error: error, attemptsMade: record.details.attempts, addedAt: record.createdAt,
+                    requestDeadline: record.kept.waitDeadline, now: Date(), jitter: Double.random(in: 0..<1))
+                let verdict = record.machine.transferFailed(failed, policy: configuration.retry)
+                if let recorded = verdict.recordedError { record.details.error = recorded }
+                return verdict.action
             case .stopped:
-                outcome = .stopped
+                return record.machine.transferEnded(.stopped)
             case .verified:
                 preconditionFailure("a verified file is placed before its download concludes")
             }
-            return record.machine.transferEnded(outcome)
         }
         guard let action = ended else { return }
         perform(action, for: id)
@@ -244,22 +233,22 @@ extension DownloadManager {
         let waiting = records[id]?.machine.isWaitingToRetry == true
         log(.info, "\(waiting ? "waiting for the server" : "retrying"): attempt \(attempt) in \(delay) after \(error.message)", id, error: error)
         hub.emit(.retrying(id, attempt: attempt, delay: delay, error: error))
+        let clock = configuration.clock
         records[id]?.details.retryTimer = Task {
-            do { try await Task.sleep(for: delay) } catch { return }
+            do { try await clock.sleep(for: delay) } catch { return }
             self.retryTimerFired(id)
         }
     }
 
     private func retryTimerFired(_ id: DownloadID) {
         // A timer canceled after it woke must not restart a download that was paused meanwhile.
-        guard var record = records[id], !Task.isCancelled else { return }
-        switch record.machine.state {
-        case .waitingToRetry, .waitingForServer: break
-        default: return
+        guard !Task.isCancelled else { return }
+        let fired = records.update(id) { record -> DownloadStateMachine.Action? in
+            guard let action = record.machine.retryTimerFiredIfWaiting() else { return nil }
+            record.details.retryTimer = nil
+            return action
         }
-        record.details.retryTimer = nil
-        let action = record.machine.retryTimerFired()
-        records[id] = record
+        guard let found = fired, let action = found else { return }
         perform(action, for: id)
     }
 

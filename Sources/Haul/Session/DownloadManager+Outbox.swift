@@ -39,8 +39,9 @@ extension DownloadManager {
     /// Returns after the next write that stores events, after `timeout`, or at shutdown.
     private func waitForStoredEvents(timeout: Duration) async {
         let key = UUID()
+        let clock = configuration.clock
         let timer = Task {
-            try? await Task.sleep(for: timeout)
+            try? await clock.sleep(for: timeout)
             self.wakeOutboxWaiter(key)
         }
         await withCheckedContinuation { continuation in

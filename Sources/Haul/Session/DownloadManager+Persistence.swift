@@ -75,8 +75,9 @@ extension DownloadManager {
             writes.timerFired(timer)
             return
         }
+        let clock = configuration.clock
         writeTimers[timer] = Task {
-            if delay > .zero { try? await Task.sleep(for: delay) }
+            if delay > .zero { try? await clock.sleep(for: delay) }
             await self.writeTimerFired(timer)
         }
     }

@@ -6,9 +6,10 @@ extension DownloadManager {
         guard ticker == nil, !isShutDown else { return }
         lastTick = nil
         let interval = configuration.progressInterval
+        let clock = configuration.clock
         ticker = Task {
             while !Task.isCancelled {
-                do { try await Task.sleep(for: interval) } catch { return }
+                do { try await clock.sleep(for: interval) } catch { return }
                 guard self.tick() else { return }
             }
         }

@@ -29,9 +29,7 @@ extension DownloadManager {
         for row in rows {
             lastPosition = max(lastPosition, row.position)
             var record = loadedRecord(row)
-            if !continueInterrupted, record.machine.state == .queued {
-                record.machine.heldBack()
-            }
+            record.machine.restored(continueInterrupted: continueInterrupted)
             var reconciled = false
             if !row.state.isTerminal { reconciled = reconcile(&record) }
             let state = record.machine.publicState
@@ -52,8 +50,8 @@ extension DownloadManager {
                 abandoned.append(row.id)
                 continue
             }
-            if state == .queued || record.machine.state == .paused {
-                enqueueForScheduling(record, held: state != .queued)
+            if let place = record.machine.restoredPlace {
+                enqueueForScheduling(record, held: place == .held)
             }
             if Self.machineState(row) != record.machine.state || row.state == .running || movedOnPlacement.contains(row.id) {
                 markDirty(row.id)
@@ -139,15 +137,9 @@ extension DownloadManager {
         for name in finishedGroups.sorted() { hub.emit(.groupCompleted(summary(of: name))) }
     }
 
-    /// Running and queued downloads are queued again; the rest keep their state.
+    /// The state the row's download resumes in (`DownloadStateMachine.restoredState`).
     static func machineState(_ row: StoredDownload) -> DownloadStateMachine.State {
-        switch row.state {
-        case .queued, .running: return .queued
-        case .paused: return .paused
-        case .completed: return .completed
-        case .failed: return .failed(row.error.map(haulError) ?? HaulError(.connectionFailed, "failed before the restart"))
-        case .canceled: return .canceled
-        }
+        DownloadStateMachine.restoredState(row.state, error: row.error.map(haulError))
     }
 
     /// Returns whether the record changed.

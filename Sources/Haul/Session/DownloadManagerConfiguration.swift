@@ -96,6 +96,12 @@ extension DownloadManager {
         /// elsewhere) and the download fails instead of writing there. Off by default: a
         /// user's own directory may well be reached through a link.
         package var refusesLinksInDirectories = false
+        /// What the manager's timers sleep on: retry backoff and waits for a server, the
+        /// progress ticker's interval, the store's batching timers, and waits for stored
+        /// events. Default the continuous clock; a test passes one it drives itself. The
+        /// watchdog's silence and the speed meter still read `ContinuousClock.now`, as the
+        /// transfers that report to them do.
+        package var clock: any Clock<Duration> = ContinuousClock()
 
         /// A configuration; every default is stated on its property.
         public init(

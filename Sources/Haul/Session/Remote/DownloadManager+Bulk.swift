@@ -15,16 +15,11 @@ extension DownloadManager {
         }
         var stopping: [DownloadID] = []
         var ran: Set<DownloadID> = []
-        for id in order where [.queued, .running].contains(records[id]?.machine.publicState) {
-            guard var record = records[id] else { continue }
-            // Those waiting for their server (shown queued) ran too.
-            let wasUnderway = record.machine.isUnderway
-            let action = record.machine.pause()
-            records[id] = record
-            if case .rejected = action { continue }
-            perform(action, for: id)
-            if wasUnderway { ran.insert(id) }
-            if case .stopTransfer = action { stopping.append(id) }
+        for id in order {
+            guard let found = records.update(id, { $0.machine.pauseAllRequested() }), let step = found else { continue }
+            perform(step.action, for: id)
+            if step.ran { ran.insert(id) }
+            if step.awaitsStop { stopping.append(id) }
         }
         for id in stopping { await waitUntilStopped(id) }
         // Each went to the front of its priority as it stopped, in whatever order they

@@ -50,11 +50,8 @@ extension DownloadManager {
     @discardableResult
     package func moveInQueue(_ id: DownloadID, toIndex index: Int) throws(HaulError) -> Int {
         guard let record = records[id] else { throw unknown(id) }
-        if scheduler.isReturning(id) {
-            throw HaulError(.invalidState, "download \(id) is waiting for its server; it takes the next free slot once its retry is due, ahead of the queue, so it cannot be moved in it (pause it first)")
-        }
-        guard record.machine.state == .queued || record.machine.state == .paused, scheduler.hasPlace(id) else {
-            throw HaulError(.invalidState, "download \(id) is \(record.machine.publicState.rawValue), not waiting in the queue")
+        if let refusal = record.machine.queueMoveRefusal(of: id, returning: scheduler.isReturning(id), hasPlace: scheduler.hasPlace(id)) {
+            throw refusal
         }
         let ahead = scheduler.returningOrder().count
         let priorityOf = { (other: DownloadID) in self.records[other]?.kept.priority ?? 0 }

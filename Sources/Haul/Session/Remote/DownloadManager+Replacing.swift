@@ -17,25 +17,24 @@ extension DownloadManager {
         guard let record = records[id] else { throw unknown(id) }
         let new = request.normalized
         let sameHost = internedHost(of: new.url) == record.host
-        switch (record.machine.state, sameHost) {
-        case (.running, true), (.stopping(.restart), true):
-            try await restartInSlot(id, with: new)
-        case (.running, false), (.waitingToRetry, false), (.waitingForServer, false), (.dueForSlot, false):
-            // The new host's limit must count: it queues again for a slot there.
+        switch record.machine.replacementPlan(sameHost: sameHost) {
+        case .restartInSlot(let joining):
+            try await restartInSlot(id, with: new, joining: joining)
+        case .pauseSwapAndRequeue:
             try await pause(id)
             try replaceIdle(id, with: new)
             try resume(id)
-        default:
+        case .swapInPlace:
             try replaceIdle(id, with: new)
         }
     }
 
     /// Stops the running transfer (or joins a restart under way) and has the next one start
     /// from `request` in the same slot.
-    private func restartInSlot(_ id: DownloadID, with request: DownloadRequest) async throws(HaulError) {
+    private func restartInSlot(_ id: DownloadID, with request: DownloadRequest, joining: Bool) async throws(HaulError) {
         let token = UUID()
         records[id]?.details.replacement = PendingReplacement(token: token, request: request)
-        if records[id]?.machine.state == .stopping(.restart) {
+        if joining {
             await waitUntilStopped(id)
         } else {
             try await self.request(id) { $0.restart() }
@@ -51,14 +50,7 @@ extension DownloadManager {
     /// `replaceRequest` for a download that runs no transfer (queued, paused, waiting to retry).
     private func replaceIdle(_ id: DownloadID, with request: DownloadRequest) throws(HaulError) {
         guard let record = records[id] else { throw unknown(id) }
-        switch record.machine.state {
-        case .queued, .paused, .waitingToRetry, .waitingForServer, .dueForSlot:
-            break
-        case .completed, .failed, .canceled:
-            throw HaulError(.invalidState, "a \(record.machine.publicState.rawValue) download cannot be changed")
-        case .running, .stopping:
-            throw HaulError(.invalidState, "download \(id) is starting or stopping; change it once it has")
-        }
+        if let refusal = record.machine.idleReplacementRefusal(of: id) { throw refusal }
         // Queued and paused ones keep their place (its host may change with the request).
         let queueIndex = scheduler.hasPlace(id) ? waitingInQueueOrder().firstIndex(of: id) : nil
         let held = scheduler.isHeld(id)
