@@ -89,13 +89,19 @@ struct GetRun: Sendable {
             StandardStream.error.writeLine("haul: error: \(error.message)")
             return ExitStatus(for: error)
         }
-        let catalog = DownloadCatalog((try? await group.downloads()) ?? [])
-        let reporter = mode.makeReporter(catalog: catalog, retry: configuration.retry)
         var shutdown: Task<Void, Never>?
         if !interruptions.managerOpened(manager) {
             // Interrupted before the manager could be stopped by the signal handler.
             shutdown = Task { await manager.shutdown() }
         }
+        var recordingError: HaulError?
+        if shutdown == nil, resources.contains(where: { $0.live != nil }) {
+            // Segments are added to the group as they appear; the events wait in the stream
+            // and are shown below, once the run's downloads are all known.
+            (resources, recordingError) = await Self.record(resources, group: group.name, manager: manager, quiet: mode == .quiet)
+        }
+        let catalog = DownloadCatalog((try? await group.downloads()) ?? [])
+        let reporter = mode.makeReporter(catalog: catalog, retry: configuration.retry)
 
         var tally = RunTally(total: catalog.count)
         var completion: GroupSummary?
@@ -138,6 +144,7 @@ struct GetRun: Sendable {
             status = .failure
         }
         if interruption == nil, status == .success, let first = await finishing?.value.first { status = ExitStatus(for: first) }
+        if interruption == nil, status == .success, let recordingError { status = ExitStatus(for: recordingError) }
         reporter.finish(RunOutcome(tally: tally, status: status, interruptedBy: interruption, elapsed: tally.elapsed))
         if interruption != nil {
             StandardStream.error.writeLine(Self.interruptedMessage)
