@@ -5,7 +5,8 @@ import Hummingbird
 /// HLS media playlist that grows by one segment with each request for `K`, as a live encoder's
 /// does between reloads, and ends (`EXT-X-ENDLIST`) once every segment is out.
 ///
-/// The first request lists the first `start` segments (default 1); request `n` lists up to
+/// The first request lists the first `start` segments (default 1; 0: none yet, a stream that
+/// has just begun); request `n` lists up to
 /// `start + n - 1`. With `window=W` only the last W are listed (a sliding window: the media
 /// sequence number moves on). Segment URIs are `base` + NAME, so the segments themselves can
 /// come from another server (nginx serving ffmpeg's files). `fail=N` answers the N-th request
@@ -21,7 +22,7 @@ enum LivePlaylistEndpoint {
         if let fail = query["fail"].flatMap(Int.init), fail == ordinal {
             return PlainResponse.text(.serviceUnavailable, "status 503")
         }
-        let start = max(1, query["start"].flatMap(Int.init) ?? 1)
+        let start = max(0, query["start"].flatMap(Int.init) ?? 1)
         let end = min(entries.count, start + ordinal - 1)
         let window = query["window"].flatMap(Int.init) ?? entries.count
         let first = max(0, end - window)

@@ -74,6 +74,23 @@ struct GetHLSRecordTests {
         }
     }
 
+    /// A stream that has just begun lists no segment on the first load: the run waits for
+    /// the segments instead of completing an empty group.
+    @Test func firstLoadWithoutSegments() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let live = server.url("/live", [
+                    "key": "empty", "segments": "a.ts:1,b.ts:1", "base": server.url("/file/"), "start": "0",
+                ])
+                let result = try await HaulProcess.run(["get", "--hls", "--hls-record", "-d", "out", live], in: directory.url)
+                #expect(result.status == 0, "stderr: \(result.stderr)")
+                let text = try String(contentsOf: directory.file("out/live.m3u8"), encoding: .utf8)
+                #expect(text.split(separator: "\n").filter { !$0.hasPrefix("#") } == ["a.ts", "b.ts"], "\(text)")
+                #expect(FileManager.default.fileExists(atPath: directory.file("out/b.ts").path))
+            }
+        }
+    }
+
     /// Without `--hls-record`, a live playlist is refused (exit 7), naming the option.
     @Test func refusedWithoutRecord() async throws {
         try await withTestServer { server in
