@@ -37,6 +37,36 @@ extension GetRun {
         return (resources, plain)
     }
 
+    /// Records the live playlists among `resources` (`--hls-record`), all at once, until each
+    /// ends or stops at its limit; the plans with their local playlists, and the first error
+    /// (a reload that failed after its retries). What was recorded is finished either way.
+    static func record(
+        _ resources: [ResourcePlan], group: String, manager: DownloadManager, quiet: Bool
+    ) async -> (resources: [ResourcePlan], error: HaulError?) {
+        await withTaskGroup(of: (Int, DownloadManager.RecordingOutcome).self) { tasks in
+            for (index, resource) in resources.enumerated() where resource.live != nil {
+                tasks.addTask {
+                    let outcome = await manager.recordResource(resource, toGroup: group) { count in
+                        if !quiet { StandardStream.error.writeLine("recording \(resource.source): \(count) segments") }
+                    }
+                    return (index, outcome)
+                }
+            }
+            var resources = resources
+            var firstError: HaulError?
+            for await (index, outcome) in tasks {
+                resources[index] = outcome.plan
+                if let error = outcome.error {
+                    StandardStream.error.writeLine("haul: error: \(outcome.plan.source): \(error.message)")
+                    firstError = firstError ?? error
+                } else if outcome.stopReason == .limit, !quiet {
+                    StandardStream.error.writeLine("recording \(outcome.plan.source): stopped at the limit, \(outcome.plan.duration.map { String(format: "%.1f", $0) } ?? "?") s recorded")
+                }
+            }
+            return (resources, firstError)
+        }
+    }
+
     /// Runs every resource's finishing step; the errors, one per resource that failed.
     static func finish(_ resources: [ResourcePlan], manager: DownloadManager, quiet: Bool) async -> [HaulError] {
         var errors: [HaulError] = []

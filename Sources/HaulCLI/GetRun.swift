@@ -73,6 +73,7 @@ struct GetRun: Sendable {
         let events = manager.managerEvents(of: mode.followedEvents)
         let group: DownloadGroup
         var resources: [ResourcePlan] = []
+        var holdsGroup = false
         do {
             var requests = plan.requests
             if !documents.isEmpty {
@@ -82,20 +83,34 @@ struct GetRun: Sendable {
                 requests += members
             }
             // Each run is its own group; downloads continued from earlier runs move into it.
-            group = try await manager.add(requests, toGroup: "haul get \(UUID().uuidString)", continuingExisting: true)
+            let name = "haul get \(UUID().uuidString)"
+            // A live playlist's first load may list no segment yet: the group must not
+            // complete before the recording adds them (released once it stopped, below).
+            if resources.contains(where: { $0.live != nil }) {
+                await manager.holdGroupOpen(name)
+                holdsGroup = true
+            }
+            group = try await manager.add(requests, toGroup: name, continuingExisting: true)
         } catch {
             // The whole batch was validated first: nothing was queued or written.
             await manager.shutdown()
             StandardStream.error.writeLine("haul: error: \(error.message)")
             return ExitStatus(for: error)
         }
-        let catalog = DownloadCatalog((try? await group.downloads()) ?? [])
-        let reporter = mode.makeReporter(catalog: catalog, retry: configuration.retry)
         var shutdown: Task<Void, Never>?
         if !interruptions.managerOpened(manager) {
             // Interrupted before the manager could be stopped by the signal handler.
             shutdown = Task { await manager.shutdown() }
         }
+        var recordingError: HaulError?
+        if shutdown == nil, resources.contains(where: { $0.live != nil }) {
+            // Segments are added to the group as they appear; the events wait in the stream
+            // and are shown below, once the run's downloads are all known.
+            (resources, recordingError) = await Self.record(resources, group: group.name, manager: manager, quiet: mode == .quiet)
+        }
+        if holdsGroup { await manager.releaseGroupHold(group.name) }
+        let catalog = DownloadCatalog((try? await group.downloads()) ?? [])
+        let reporter = mode.makeReporter(catalog: catalog, retry: configuration.retry)
 
         var tally = RunTally(total: catalog.count)
         var completion: GroupSummary?
@@ -138,6 +153,7 @@ struct GetRun: Sendable {
             status = .failure
         }
         if interruption == nil, status == .success, let first = await finishing?.value.first { status = ExitStatus(for: first) }
+        if interruption == nil, status == .success, let recordingError { status = ExitStatus(for: recordingError) }
         reporter.finish(RunOutcome(tally: tally, status: status, interruptedBy: interruption, elapsed: tally.elapsed))
         if interruption != nil {
             StandardStream.error.writeLine(Self.interruptedMessage)

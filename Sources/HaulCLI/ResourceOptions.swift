@@ -22,8 +22,22 @@ struct ResourceOptions: ParsableArguments {
     @Flag(name: .customLong("hls-allow-key-hosts"), help: "Accept HLS keys on another server than the playlist's (refused by default).")
     var allowKeyHosts = false
 
+    @Flag(name: .customLong("hls-record"), help: "Record a live HLS playlist (no #EXT-X-ENDLIST) until it ends, reloading it as HLS asks (refused otherwise).")
+    var record = false
+
+    @Option(name: .customLong("hls-record-limit"), help: ArgumentHelp(
+        "With --hls-record: stop after this much play time (90s, 30m, 2h); the local playlist then ends there.",
+        valueName: "duration"))
+    var recordLimit: String?
+
     func validate() throws {
         if forceHLS && forceMetalink { throw ValidationError("--hls and --metalink cannot be combined") }
+        if let recordLimit {
+            guard record else { throw ValidationError("--hls-record-limit applies to --hls-record") }
+            guard let limit = RetryOptions.duration(recordLimit), limit > .zero else {
+                throw ValidationError("--hls-record-limit must be a duration such as 90s, 30m or 2h, got '\(recordLimit)'")
+            }
+        }
         if let variant { _ = try VariantChoice(parsing: variant) }
     }
 
@@ -32,7 +46,8 @@ struct ResourceOptions: ParsableArguments {
     }
 
     func hlsOptions(headers: [HeaderField]) throws(CommandFailure) -> HLSOptions {
-        var options = HLSOptions(join: join, allowsKeysOnOtherHosts: allowKeyHosts, headers: headers)
+        var options = HLSOptions(join: join, allowsKeysOnOtherHosts: allowKeyHosts, headers: headers, record: record)
+        options.recordLimit = recordLimit.flatMap(RetryOptions.duration).map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 }
         if let variant {
             do { options.variant = try VariantChoice(parsing: variant) } catch { throw .usage(error.message) }
         }

@@ -36,6 +36,13 @@ struct TestServerResponder: HTTPResponder {
             response = RedirectEndpoints.loop(request)
         case "/redirect-to" where isRead:
             response = RedirectEndpoints.redirectTo(request, query: query)
+        case "/live" where isRead:
+            // Each request for the key is the next reload: its ordinal is how far the playlist grew.
+            let key = query["key"] ?? path
+            let admission = self.state.admit(key: key, request: request.recorded())
+            let live = LivePlaylistEndpoint.respond(request, query: query, ordinal: admission.ordinal)
+            self.state.setStatus(Int(live.status.code), key: key, ordinal: admission.ordinal)
+            return live
         case "/control/change":
             // Recorded under its own path: the POST is not a request *for* the file.
             let result = self.changeContent(request, query: query)

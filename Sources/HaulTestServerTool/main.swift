@@ -20,6 +20,7 @@ struct HaulTestServerCommand: AsyncParsableCommand {
             Endpoints: GET|HEAD /file/<name>?size=&seed=&key=&etag=&lm=&ranges=&changeAfter=&status=\
             &retryAfter=&drop=&dropTimes=&rate=&lengthDelta=&chunked=&gzip=&disposition=&chunkSize=, \
             /redirect?n=&to=&code=, /loop, /redirect-to?location=, /status/<code>, \
+            /live?key=&segments=&base=&window=&start=&target=&fail=, \
             POST /control/change?key=.
             """
     )

@@ -124,6 +124,15 @@ def run(spec, browser):
         raise Failure("a file name's markup ran")
     step("the hostile file name is shown as text")
 
+    # A playlist added as a resource is one row, named for the playlist, with its files' count.
+    browser.evaluate("Haul.app.rpc.call('haul.addResource', ['daemon', 'show', %s, {kind: 'hls', directory: 'show'}]); true" % js(spec["resource"]))
+    resource_row = "document.querySelector('#rows tr[data-gid=\"resource:show\"]')"
+    browser.wait_for("%s && %s.querySelector('button.name').textContent === %s && %s.querySelector('td.state').textContent === 'complete'"
+                     % (resource_row, resource_row, js(spec["resourceName"] + " · 3/3 files"), resource_row), "the resource as one complete row")
+    if browser.evaluate(row(spec["segmentNames"][0]) + " !== undefined"):
+        raise Failure("a file of the resource has a row of its own")
+    step("the playlist is one row with its progress")
+
     quick_gid = browser.evaluate("%s.dataset.gid" % row(spec["quickName"]))
     browser.evaluate(click("%s.querySelector('button[data-action=remove]')" % row(spec["quickName"])))
     browser.wait_for("!document.querySelector('#rows tr[data-gid=\"%s\"]')" % quick_gid, "the removed result to leave the list")

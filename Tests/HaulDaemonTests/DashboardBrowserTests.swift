@@ -6,7 +6,8 @@ import Testing
 /// The dashboard in headless Chromium, driven as a person would use it (Tests/Browser/
 /// dashboard_check.py, over the DevTools protocol on a pipe): a real `haul daemon`, the secret
 /// typed in, downloads added from the in-process test server, one paused and resumed, one
-/// completed, one failed with its error shown, and a hostile file name shown as text.
+/// completed, one failed with its error shown, a hostile file name shown as text, and a
+/// playlist added with `haul.addResource` shown as one row.
 ///
 /// Chromium comes from Debian's `chromium` package, which `.ci/run` installs; without it the
 /// test is skipped and says so. With `HAUL_DASHBOARD_SCREENSHOT=PATH` it also saves a
@@ -31,6 +32,10 @@ import Testing
             "failingName": "missing.bin",
             "hostile": file("hostile.bin", ["size": "1000", "disposition": "attachment; filename=\"\(hostileName)\""]),
             "hostileName": hostileName,
+            // An ended playlist of three segments (the test server's /live with all of them out).
+            "resource": server.url("/live", ["key": "show", "segments": "s0.ts:1,s1.ts:1,s2.ts:1", "base": server.url("/file/"), "start": "3"]),
+            "resourceName": "live",
+            "segmentNames": ["s0.ts", "s1.ts", "s2.ts"],
         ]
         if let screenshot = ProcessInfo.processInfo.environment["HAUL_DASHBOARD_SCREENSHOT"] { spec["screenshot"] = screenshot }
 

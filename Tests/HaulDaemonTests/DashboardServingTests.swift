@@ -1,9 +1,11 @@
 import Foundation
 @testable import HaulDaemon
+import HaulTestServer
+import HaulTestSupport
 import Testing
 
 /// The web dashboard's files as a real `haul daemon` serves them, on TCP and on the unix
-/// socket, and `haul.overview`, the one method added for it.
+/// socket, and `haul.overview` and `haul.groupProgress`, the methods added for it.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct DashboardServingTests {
     /// `/` is the HTML page with the Content-Security-Policy that forbids inline scripts and
     /// other origins, on both listeners; every script and the style sheet come with their
@@ -75,6 +77,39 @@ import Testing
         #expect(((window.first?["request"] as? [String: Any])?["url"] as? String) == "http://127.0.0.1:9/1.bin")
         let unknown = try await daemon.call("haul.overview", ["no-such-session"])
         #expect((unknown["error"] as? [String: Any])?["message"] as? String == "no open session named 'no-such-session'")
+        try await daemon.stop()
+    }
+    /// A resource added with `haul.addResource` is one group: its files carry `haulResource`
+    /// (the group and the document) when asked for, plain aria2 answers do not, and
+    /// `haul.groupProgress` gives the group's files done/total and bytes for the dashboard's
+    /// single row.
+    @Test func resourceFilesNameTheirGroup() async throws {
+        let daemon = try await DashboardTestDaemon.start()
+        try await withTestServer { server in
+            let source = server.url("/live", ["key": "res", "segments": "s0.ts:1,s1.ts:1,s2.ts:1", "base": server.url("/file/"), "start": "3"])
+            let added = try await daemon.call("haul.addResource", ["daemon", "show", source, ["kind": "hls", "directory": "show"]])
+            #expect((added["result"] as? [String: Any])?["files"] as? Int == 3, "\(added)")
+            let plain = try await daemon.call("aria2.addUri", [[server.url("/file/plain.bin", ["size": "1000"])]])
+            #expect(plain["result"] is String, "\(plain)")
+            let stopped = try await waitForValue("the four downloads to complete") { () async throws -> [[String: Any]]? in
+                let answer = try await daemon.call("aria2.tellStopped", [0, 10, ["gid", "status", "totalLength", "haulResource"]])
+                let entries = answer["result"] as? [[String: Any]] ?? []
+                return entries.count == 4 && entries.allSatisfy({ $0["status"] as? String == "complete" }) ? entries : nil
+            }
+            let members = stopped.compactMap { $0["haulResource"] as? [String: Any] }
+            #expect(members.count == 3)
+            #expect(members.allSatisfy { $0["group"] as? String == "show" && $0["source"] as? String == source }, "\(members)")
+            let full = try await daemon.call("aria2.tellStopped", [0, 10])
+            #expect((full["result"] as? [[String: Any]] ?? []).allSatisfy { $0["haulResource"] == nil }, "aria2's answer without keys has Haul's key")
+            let bytes = stopped.filter { $0["haulResource"] != nil }.reduce(0) { $0 + (Int($1["totalLength"] as? String ?? "") ?? 0) }
+            let answer = try await daemon.call("haul.groupProgress", ["daemon", ["show", "no-such-group"]])
+            let groups = try #require(answer["result"] as? [[String: Any]], "\(answer)")
+            #expect(groups.count == 1)
+            let group = try #require(groups.first)
+            #expect(group["name"] as? String == "show")
+            #expect(group["total"] as? Int == 3 && group["completed"] as? Int == 3 && group["failed"] as? Int == 0, "\(group)")
+            #expect(bytes > 0 && group["completedBytes"] as? Int == bytes && group["expectedBytes"] as? Int == bytes, "\(group), \(bytes)")
+        }
         try await daemon.stop()
     }
 }

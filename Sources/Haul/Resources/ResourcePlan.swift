@@ -29,6 +29,10 @@ package struct ResourcePlan: Sendable, Hashable, Codable {
     package var entryName: String?
     /// Total play time of the chosen media playlist, in seconds (HLS only).
     package var duration: Double?
+    /// A live playlist being recorded (`HLSOptions.record`): the requests are the segments
+    /// seen so far, and the finishing step's local playlist is written when the recording
+    /// stops (`DownloadManager.recordResource`). Nil for everything else.
+    package var live: LiveRecorder?
 
     package init(kind: Kind, source: String, directory: URL, requests: [DownloadRequest]) {
         self.kind = kind

@@ -41,7 +41,7 @@ enum ResourceURI {
 /// character, at most 255 bytes: it can only name a file directly in the resource's
 /// directory), and made unique (`seg-2.ts`) when two URLs end the same way. Names are compared
 /// without case, so that a copy on a case-insensitive file system stays consistent.
-struct LocalNames {
+struct LocalNames: Sendable, Hashable, Codable {
     private var byURL: [String: String] = [:]
     private var taken: Set<String> = []
 

@@ -64,6 +64,22 @@ extension DownloadManager {
     /// and everyone waiting for it is answered.
     func groupMemberFinished(_ id: DownloadID) {
         guard let name = groupOf(id), groups.memberFinished(in: name) else { return }
+        announceCompletion(of: name)
+    }
+
+    /// Keeps the group `name` from completing (created if needed) while members are still to
+    /// come (a live playlist being recorded), until `releaseGroupHold(_:)`.
+    package func holdGroupOpen(_ name: String) {
+        groups.hold(name)
+    }
+
+    /// Ends a `holdGroupOpen(_:)`: the group completes now if every member has finished.
+    package func releaseGroupHold(_ name: String) {
+        guard groups.memberFinished(in: name) else { return }
+        announceCompletion(of: name)
+    }
+
+    private func announceCompletion(of name: String) {
         let summary = summary(of: name)
         hub.emit(.groupCompleted(summary))
         waits.resolve(group: name, with: .success(summary))

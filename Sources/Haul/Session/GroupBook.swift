@@ -25,6 +25,13 @@ struct GroupBook {
         if !finished { groups[name]!.unfinished += 1 }
     }
 
+    /// Counts one unfinished place-holder, so that the group does not complete before members
+    /// still to come are added; `memberFinished(in:)` ends it.
+    mutating func hold(_ name: String) {
+        create(name)
+        groups[name]!.unfinished += 1
+    }
+
     /// A member reached a terminal state. Returns true when this completed the group.
     mutating func memberFinished(in name: String) -> Bool {
         guard groups[name] != nil else { return false }

@@ -2,6 +2,10 @@
 /// rows at a time: `tellActive`, `tellWaiting(offset, num)` or `tellStopped(offset, num)`,
 /// never the whole list. Rows are kept by GID and updated in place, so buttons stay put
 /// between refreshes. Filter and sort apply to the rows of the window.
+///
+/// The files of a resource (an HLS playlist or Metalink document added with
+/// `haul.addResource`/`haul add`) are one row, named for the document, with the progress of
+/// its whole group (`haul.groupProgress`: files done/total, bytes), not one row per file.
 enum DashboardDownloadsScript {
     static let source = #"""
 "use strict";
@@ -32,7 +36,7 @@ Haul.DownloadTable = class {
     this.markTab();
   }
 
-  static keys = ["gid", "status", "totalLength", "completedLength", "downloadSpeed", "connections", "errorCode", "errorMessage", "files"];
+  static keys = ["gid", "status", "totalLength", "completedLength", "downloadSpeed", "connections", "errorCode", "errorMessage", "files", "haulResource"];
 
   show(list) {
     this.list = list;
@@ -67,7 +71,39 @@ Haul.DownloadTable = class {
       this.count = Number(stat.numStopped) || 0;
       entries = await rpc.call("aria2.tellStopped", [-1 - this.offset, this.pageSize, keys]);
     }
-    this.render(entries);
+    this.render(await this.collapse(rpc, entries));
+  }
+
+  /** The window's entries with each resource's files replaced by one entry for the resource
+      (at the place of its first file), carrying its group's progress. */
+  async collapse(rpc, entries) {
+    const groups = [...new Set(entries.filter((e) => e.haulResource).map((e) => e.haulResource.group))];
+    if (groups.length === 0) return entries;
+    const progress = new Map();
+    for (const g of await rpc.call("haul.groupProgress", ["daemon", groups.slice(0, 200)])) progress.set(g.name, g);
+    const out = [];
+    const placed = new Map();
+    for (const entry of entries) {
+      const resource = entry.haulResource;
+      const group = resource && progress.get(resource.group);
+      if (!group) { out.push(entry); continue; }
+      let row = placed.get(resource.group);
+      if (!row) {
+        const done = group.completed + group.failed + group.canceled;
+        row = {
+          gid: "resource:" + resource.group, resource: resource, group: group,
+          status: group.failed > 0 && done === group.total ? "error" : done === group.total ? "complete" : entry.status,
+          totalLength: String(group.expectedBytes), completedLength: String(group.completedBytes),
+          downloadSpeed: String(group.bytesPerSecond), connections: "", files: [{ path: resource.source }],
+          errorMessage: group.failed > 0 ? group.failed + " of " + group.total + " files failed" : "",
+        };
+        placed.set(resource.group, row);
+        out.push(row);
+      } else if (entry.status === "active") {
+        row.status = "active";
+      }
+    }
+    return out;
   }
 
   static nameOf(entry) {
@@ -142,8 +178,10 @@ Haul.DownloadTable = class {
 
   update(row, entry) {
     const name = Haul.DownloadTable.nameOf(entry);
-    Haul.setText(row.name, name);
-    row.name.title = name;
+    const group = entry.group;
+    Haul.setText(row.name, group ? name + " · " + group.completed + "/" + group.total + " files" : name);
+    row.name.title = group ? entry.resource.source + " (group " + entry.resource.group + ")" : name;
+    row.tr.classList.toggle("resource", !!group);
     Haul.setText(row.cells.state, entry.status);
     row.cells.state.className = "state state-" + entry.status;
     Haul.setProgress(row.bar, entry.completedLength, entry.totalLength);
@@ -158,12 +196,13 @@ Haul.DownloadTable = class {
     row.buttons.pause.hidden = !(entry.status === "active" || waiting);
     row.buttons.resume.hidden = entry.status !== "paused";
     row.buttons.up.hidden = row.buttons.down.hidden = row.buttons.top.hidden = !waiting;
+    if (group) for (const button of Object.values(row.buttons)) button.hidden = true;
   }
 
   clicked(event) {
     const button = event.target.closest("button[data-action]");
     const tr = event.target.closest("tr[data-gid]");
-    if (!button || !tr) return;
+    if (!button || !tr || tr.dataset.gid.startsWith("resource:")) return;
     const gid = tr.dataset.gid;
     const row = this.rows.get(gid);
     const status = row ? row.cells.state.textContent : "";

@@ -2,7 +2,8 @@ import Foundation
 import Haul
 
 /// `haul.overview(session, offset?, limit?)`: what the dashboard shows of one session, in one
-/// answer of bounded size however many downloads the session holds.
+/// answer of bounded size however many downloads the session holds; and
+/// `haul.groupProgress(session, groups)`, the progress of a few groups (resources).
 ///
 /// The answer has the session's totals (downloads per state, bytes, speed), its groups with
 /// their progress (at most `maxGroups`, by name; `groupCount` tells how many there are), and
@@ -18,6 +19,44 @@ struct DashboardSessionMethods: Sendable {
         table.register("haul.overview") { (parameters, _) async throws(JSONRPCError) -> JSONValue in
             try await self.overview(parameters)
         }
+        table.register("haul.groupProgress") { (parameters, _) async throws(JSONRPCError) -> JSONValue in
+            try await self.groupProgress(parameters)
+        }
+    }
+
+    /// `haul.groupProgress(session, [group…])`: for each group named (at most `maxGroups`), its
+    /// members by outcome and its bytes, so that the dashboard can show a resource added with
+    /// `haul.addResource` (a playlist, a Metalink document) as one row with its progress,
+    /// whichever window of its files the downloads table shows. A group that does not exist
+    /// is left out. Costs the named groups' members, not the session's.
+    private func groupProgress(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
+        let session = try p.string(0, "session")
+        let names = try p.strings(1, "groups")
+        guard names.count <= Self.maxGroups else { throw .invalidParams("at most \(Self.maxGroups) groups at once") }
+        guard await host.sessionNames.contains(session) else {
+            throw .failed("no open session named '\(session)'")
+        }
+        let manager: DownloadManager
+        do {
+            manager = try await host.manager(for: session)
+        } catch {
+            throw JSONRPCError(error)
+        }
+        var answer: [JSONValue] = []
+        for name in Set(names).sorted() {
+            guard let summary = try? await manager.summary(ofGroup: name), let progress = try? await manager.progress(ofGroup: name) else { continue }
+            answer.append(.object([
+                "name": .string(name),
+                "total": .integer(Int64(summary.results.count + summary.unfinished.count)),
+                "completed": .integer(Int64(summary.completed.count)),
+                "failed": .integer(Int64(summary.failed.count)),
+                "canceled": .integer(Int64(summary.canceled.count)),
+                "completedBytes": .integer(progress.completedBytes),
+                "expectedBytes": .integer(progress.expectedBytes ?? 0),
+                "bytesPerSecond": .integer(Int64(progress.bytesPerSecond)),
+            ]))
+        }
+        return .array(answer)
     }
 
     private func overview(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {

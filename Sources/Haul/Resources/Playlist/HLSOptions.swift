@@ -11,11 +11,20 @@ package struct HLSOptions: Sendable, Hashable, Codable {
     /// `Cookie`) go only to the playlist's own server.
     package var headers: [HeaderField]
     package var limits: ResourceLimits
+    /// Record a live playlist (no `EXT-X-ENDLIST`) until it ends, instead of refusing it
+    /// (`haul get --hls-record`; see `LiveRecording`).
+    package var record: Bool
+    /// Stop recording after this much play time, in seconds (`--hls-record-limit`); nil: at
+    /// the end of the playlist, or `limits.maxSegments` segments.
+    package var recordLimit: Double?
 
     package init(
         variant: VariantChoice = .highest, join: Bool = false, allowsKeysOnOtherHosts: Bool = false,
-        headers: [HeaderField] = [], limits: ResourceLimits = ResourceLimits()
+        headers: [HeaderField] = [], limits: ResourceLimits = ResourceLimits(), record: Bool = false,
+        recordLimit: Double? = nil
     ) {
+        self.record = record
+        self.recordLimit = recordLimit
         self.variant = variant
         self.join = join
         self.allowsKeysOnOtherHosts = allowsKeysOnOtherHosts

@@ -6,7 +6,10 @@ import Foundation
 /// one download of that file), names them safely in one directory, and prepares the local
 /// playlists and joins the finishing step writes.
 ///
-/// Refused with a clear error: live playlists (no `EXT-X-ENDLIST`), master playlists that lead
+/// A live playlist (no `EXT-X-ENDLIST`) is planned as a recording (`ResourcePlan.live`) when
+/// `HLSOptions.record` asks for it, and refused otherwise.
+///
+/// Refused with a clear error: live playlists unless recorded, master playlists that lead
 /// to other master playlists (including themselves), URIs that are not http(s), keys on another
 /// server (unless allowed), anything over `ResourceLimits`.
 package struct HLSPlanner: Sendable {
@@ -80,7 +83,18 @@ package struct HLSPlanner: Sendable {
         var requestIndex: [String: Int] = [:]
         for media in medias {
             guard media.playlist.isComplete else {
-                throw HaulError(.invalidResponse, "\(media.url.absoluteString) is a live playlist (no #EXT-X-ENDLIST): only finished playlists can be downloaded")
+                guard options.record else {
+                    throw HaulError(.invalidResponse, "\(media.url.absoluteString) is a live playlist (no #EXT-X-ENDLIST): only finished playlists can be downloaded, or recorded until they end with --hls-record")
+                }
+                guard medias.count == 1 else {
+                    throw HaulError(.invalidResponse, "\(media.url.absoluteString) is a live playlist with renditions beside it: recording records one media playlist (give its URL, or a master playlist whose variant has no renditions)")
+                }
+                var recorder = LiveRecorder(
+                    playlistURL: media.url, playlistName: media.name, joinName: joinNames[media.name], source: plan.source,
+                    options: options, names: names)
+                plan.requests += try recorder.take(media.playlist, directory: directory)
+                plan.live = recorder
+                continue
             }
             let text = String(decoding: media.document.body, as: UTF8.self)
             let files = try mediaFiles(media.playlist, url: media.url, names: &names)
@@ -140,9 +154,14 @@ package struct HLSPlanner: Sendable {
     }
 
     private func request(_ url: URL, name: String, directory: URL, source: String) -> DownloadRequest {
+        Self.memberRequest(url, name: name, directory: directory, source: source, headers: options.headers)
+    }
+
+    /// The download of one file of the resource: credentials only to the document's server.
+    static func memberRequest(_ url: URL, name: String, directory: URL, source: String, headers: [HeaderField]) -> DownloadRequest {
         DownloadRequest(
             url: url, directory: directory, fileName: name,
-            headers: HTTPTransport.headers(options.headers, from: URL(string: source) ?? url, to: url),
+            headers: HTTPTransport.headers(headers, from: URL(string: source) ?? url, to: url),
             conflictPolicy: .overwrite, metadata: [ResourcePlan.metadataKey: source])
     }
 

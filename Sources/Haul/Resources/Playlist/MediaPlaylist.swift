@@ -41,6 +41,8 @@ package struct MediaSegment: Sendable, Hashable {
     package var map: MediaInitialization?
     /// `EXT-X-GAP`: the segment is missing on purpose and must not be fetched.
     package var isGap = false
+    /// `EXT-X-DISCONTINUITY` comes before it (a change of encoding or timestamps).
+    package var discontinuity = false
 
     package init(uri: String, line: Int, duration: Double, sequence: Int64) {
         self.uri = uri

@@ -93,6 +93,7 @@ private struct ParseState {
     var pendingDuration: Double?
     var pendingRange: (length: Int64, offset: Int64?)?
     var pendingGap = false
+    var pendingDiscontinuity = false
     var key: SegmentKey?
     var map: MediaInitialization?
     // Master playlist: the EXT-X-STREAM-INF waiting for its URI line.
@@ -140,6 +141,9 @@ private struct ParseState {
             media.hasEndList = true
         case "#EXT-X-GAP":
             pendingGap = true
+        case "#EXT-X-DISCONTINUITY":
+            sawMediaTag = true
+            pendingDiscontinuity = true
         case "#EXT-X-KEY":
             sawMediaTag = true
             key = try Self.key(PlaylistAttributes(parsing: value, line: number), line: number)
@@ -199,6 +203,7 @@ private struct ParseState {
         segment.key = key
         segment.map = map
         segment.isGap = pendingGap
+        segment.discontinuity = pendingDiscontinuity
         media.segments.append(segment)
         guard media.segments.count <= limits.maxSegments else {
             throw PlaylistAttributes.malformed(number, "more than \(limits.maxSegments) segments (the limit)")
@@ -206,6 +211,7 @@ private struct ParseState {
         pendingDuration = nil
         pendingRange = nil
         pendingGap = false
+        pendingDiscontinuity = false
     }
 
     mutating func addVariant(uri: String, attributes: PlaylistAttributes, line: Int) throws(HaulError) {

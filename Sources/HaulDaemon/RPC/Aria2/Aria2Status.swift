@@ -22,6 +22,9 @@ enum Aria2Status {
         }
     }
 
+    /// The key of `entry` that names a download's resource (`{group, source}`).
+    static let resourceKey = "haulResource"
+
     /// The `tellStatus` struct; with `keys` (non-empty), only those keys. `servers`: where a
     /// running download fetches from (`DownloadManager.servers(of:)`), for `files[].uris`.
     static func entry(_ info: DownloadInfo, keys: [String]?, servers: [DownloadServer] = []) -> JSONValue {
@@ -51,6 +54,12 @@ enum Aria2Status {
             put("bitfield", .string(bitfield))
         }
         put("dir", .string(info.request.directory.path))
+        // Haul's own key, given only when asked for by name (aria2 clients never see it): the
+        // resource (playlist, Metalink document) the download is a file of, so the dashboard
+        // shows the resource as one row.
+        if wanted?.contains(resourceKey) == true, let group = info.group, let source = info.request.metadata[ResourcePlan.metadataKey] {
+            entry[resourceKey] = .object(["group": .string(group), "source": .string(source)])
+        }
         put("files", .array([file(info, servers: servers)]))
         if info.state.isTerminal {
             let code: Int
