@@ -20,21 +20,6 @@ struct BackgroundSessionProcessTests {
         var ordered: Bool
     }
 
-    /// A fresh directory with the daemon's state, its download directory and its socket.
-    struct Workspace {
-        let directory: TemporaryDirectory
-        var state: URL { directory.file("state") }
-        var out: URL { directory.file("out") }
-        var socket: String { directory.path("d.sock") }
-
-        init() throws {
-            directory = try TemporaryDirectory()
-            _ = try directory.subdirectory("out")
-        }
-
-        func remove() { directory.remove() }
-    }
-
     static func startDaemon(socket: String, state: URL, out: URL) async throws -> LineProcess {
         let haul = try #require(LineProcess.builtProduct("haul"), "build the haul product first")
         let daemon = try LineProcess(executable: haul, arguments: [
@@ -74,7 +59,7 @@ struct BackgroundSessionProcessTests {
     /// didFinishEvents, and every file verifies. Acknowledged events are not given again.
     @Test func appKilledDaemonFinishesReattachGetsEverything() async throws {
         try await withTestServer { server in
-            let workspace = try Workspace()
+            let workspace = try DaemonWorkspace()
             defer { workspace.remove() }
             let (state, out, socket) = (workspace.state, workspace.out, workspace.socket)
             let daemon = try await Self.startDaemon(socket: socket, state: state, out: out)
@@ -123,7 +108,7 @@ struct BackgroundSessionProcessTests {
     /// started again from the checkpoint, completed once, in sequence order.
     @Test func daemonKilledDuringLargeDownloadContinues() async throws {
         try await withTestServer { server in
-            let workspace = try Workspace()
+            let workspace = try DaemonWorkspace()
             defer { workspace.remove() }
             let (state, out, socket) = (workspace.state, workspace.out, workspace.socket)
             let size = 48 << 20

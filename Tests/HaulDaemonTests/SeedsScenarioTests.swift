@@ -9,19 +9,6 @@ import Testing
 /// has not acknowledged.
 @Suite(.timeLimit(.minutes(10)))
 struct SeedsScenarioTests {
-    struct Workspace {
-        let directory: TemporaryDirectory
-        var root: URL { directory.url }
-        var state: URL { directory.file("state") }
-        var out: URL { directory.file("out") }
-        var socket: String { directory.path("d.sock") }
-        init() throws {
-            directory = try TemporaryDirectory()
-            _ = try directory.subdirectory("out")
-        }
-        func remove() { directory.remove() }
-    }
-
     /// The example app's executable, built by `scripts/test` (`swift build` in Examples/Shards).
     static var shardsApp: String? {
         let path = PublicAPITestsRoot.root.appendingPathComponent("Examples/Shards/.build/debug/shards-app").path
@@ -37,7 +24,7 @@ struct SeedsScenarioTests {
     func exampleAppSurvivesKills() async throws {
         let app = try #require(Self.shardsApp, "Examples/Shards/.build/debug/shards-app is missing: run scripts/test")
         try await withTestServer { server in
-            let workspace = try Workspace()
+            let workspace = try DaemonWorkspace()
             defer { workspace.remove() }
             let ledger = workspace.root.appendingPathComponent("ledger.txt").path
             let arguments = [
@@ -85,7 +72,7 @@ struct SeedsScenarioTests {
     /// completion not acknowledged, and none that was.
     @Test func sessionAnswersForWhatTheAppHasNotAcknowledged() async throws {
         try await withTestServer { server in
-            let workspace = try Workspace()
+            let workspace = try DaemonWorkspace()
             defer { workspace.remove() }
             var daemon = try await BackgroundSessionProcessTests.startDaemon(socket: workspace.socket, state: workspace.state, out: workspace.out)
             let configuration = BackgroundSession.Configuration(

@@ -5,7 +5,7 @@ import Testing
 
 /// The manager's timers sleep on the clock its configuration gives, so that a test can drive
 /// long waits (retry backoff here) without waiting them out.
-@Suite("Injected clock", .timeLimit(.minutes(1)))
+@Suite("Injected clock", .timeLimit(.minutes(3)))
 struct InjectedClockTests {
     /// A clock whose long sleeps (over a second) return at once and are recorded; short ones
     /// (the progress ticker, write batching) really sleep, so nothing spins.

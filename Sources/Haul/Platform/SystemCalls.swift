@@ -101,12 +101,7 @@ enum SystemCalls {
     static func describe(_ path: String) -> (identity: FileIdentity, size: Int64, modified: Double)? {
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }
-        #if canImport(Darwin)
-        let modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
-        #else
-        let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-        #endif
-        return (FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)), Int64(info.st_size), modified)
+        return described(info)
     }
 
     /// Identity, size and modification time of an open file: what a verified part file will
@@ -114,6 +109,11 @@ enum SystemCalls {
     static func describe(_ fd: Int32, path: String) throws(HaulError) -> (identity: FileIdentity, size: Int64, modified: Double) {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw error(errno, "cannot stat \(path)") }
+        return described(info)
+    }
+
+    /// Identity, size and modification time (seconds since 1970) from a `stat` result.
+    private static func described(_ info: stat) -> (identity: FileIdentity, size: Int64, modified: Double) {
         #if canImport(Darwin)
         let modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
         #else

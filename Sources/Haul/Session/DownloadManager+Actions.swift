@@ -230,7 +230,8 @@ extension DownloadManager {
 
     private func scheduleRetry(_ id: DownloadID, attempt: Int, delay: Duration) {
         guard let error = records[id]?.details.error else { return }
-        let waiting = records[id]?.machine.isWaitingToRetry == true
+        // A quick retry is `waitingToRetry`; once those are used up the download waits for its server.
+        let waiting: Bool = if case .waitingForServer = records[id]?.machine.state { true } else { false }
         log(.info, "\(waiting ? "waiting for the server" : "retrying"): attempt \(attempt) in \(delay) after \(error.message)", id, error: error)
         hub.emit(.retrying(id, attempt: attempt, delay: delay, error: error))
         let clock = configuration.clock
