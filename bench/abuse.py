@@ -24,7 +24,7 @@ process does not slow them): one on the unix socket and one on TCP with the righ
 calling aria2.tellActive over a keep-alive connection every 20 ms and timing each call. The
 same process samples the daemon's resident memory (VmRSS) every 100 ms. Prints one table.
 """
-import asyncio, json, os, re, resource, shutil, socket, statistics, subprocess, sys, tempfile, time
+import asyncio, json, os, re, resource, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
 
 SECRET = "abuse-bench-secret"
 TELL_ACTIVE = {"jsonrpc": "2.0", "id": 1, "method": "aria2.tellActive"}
@@ -284,12 +284,17 @@ def main():
          "--rpc-secret", SECRET, "--dir", downloads, "--log-level", "error"],
         stderr=subprocess.PIPE, text=True, preexec_fn=service_fd_limit)
     probe_process = None
+    logged = []
     try:
         ready = daemon.stderr.readline()
         match = re.search(r"tcp=[\d.]+:(\d+)", ready)
         if not match:
             sys.exit(f"the daemon did not start: {ready!r}")
         port = int(match.group(1))
+        # Keep reading what the daemon logs: a pipe nobody drains fills up (64 KiB), and then
+        # the daemon's next log line blocks the thread writing it. The half-open phase makes
+        # it log one error line per connection it closes (Hummingbird's upgrade handler).
+        threading.Thread(target=lambda: logged.extend(daemon.stderr), daemon=True).start()
         samples_path, stop_path = os.path.join(root, "samples"), os.path.join(root, "stop")
         probe_process = subprocess.Popen(
             [sys.executable, __file__, "--probe", str(daemon.pid), str(port), socket_path, samples_path, stop_path])
@@ -337,6 +342,7 @@ def main():
             probe_process.terminate()
         daemon.terminate()
         daemon.wait(timeout=60)
+        print(f"the daemon logged {len(logged)} lines at level error")
         shutil.rmtree(root, ignore_errors=True)
 
 
