@@ -32,9 +32,16 @@ extension DownloadManager {
         guard let kind = kind ?? ResourcePlan.Kind(pathExtensionOf: url.path) ?? ResourcePlan.Kind(mediaType: document.mediaType) else {
             throw HaulError(.invalidRequest, "\(source) is neither an HLS playlist nor a Metalink 4 document (content type \(document.mediaType ?? "none"))")
         }
+        // A local playlist's relative URIs resolve to file: URLs, which ResourceURI refuses.
+        return try await plan(kind, document, from: url, source: source, directory: directory, hls: hls)
+    }
+
+    /// Plans a fetched playlist or Metalink document of `kind` into `directory`.
+    private func plan(
+        _ kind: ResourcePlan.Kind, _ document: FetchedDocument, from url: URL, source: String, directory: URL, hls: HLSOptions
+    ) async throws(HaulError) -> ResourcePlan {
         switch kind {
         case .hls:
-            // A local playlist's relative URIs resolve to file: URLs, which ResourceURI refuses.
             return try await HLSPlanner(fetcher: transport, options: hls).plan(url, into: directory, document: document)
         case .metalink:
             let parsed = try MetalinkParser.parse(document.body, limits: hls.limits)
@@ -80,13 +87,6 @@ extension DownloadManager {
               let kind = ResourcePlan.Kind(mediaType: document.mediaType)
         else { return nil }
         let directory = URL(fileURLWithPath: directory.standardizedFileURL.path, isDirectory: true)
-        switch kind {
-        case .hls:
-            return try await HLSPlanner(fetcher: transport, options: hls).plan(url, into: directory, document: document)
-        case .metalink:
-            let parsed = try MetalinkParser.parse(document.body, limits: hls.limits)
-            return MetalinkPlanner.skippingPlacedFiles(
-                try MetalinkPlanner.plan(parsed, source: source, directory: directory, headers: hls.headers, limits: hls.limits))
-        }
+        return try await plan(kind, document, from: url, source: source, directory: directory, hls: hls)
     }
 }

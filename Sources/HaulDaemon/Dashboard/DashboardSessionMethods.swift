@@ -33,15 +33,7 @@ struct DashboardSessionMethods: Sendable {
         let session = try p.string(0, "session")
         let names = try p.strings(1, "groups")
         guard names.count <= Self.maxGroups else { throw .invalidParams("at most \(Self.maxGroups) groups at once") }
-        guard await host.sessionNames.contains(session) else {
-            throw .failed("no open session named '\(session)'")
-        }
-        let manager: DownloadManager
-        do {
-            manager = try await host.manager(for: session)
-        } catch {
-            throw JSONRPCError(error)
-        }
+        let manager = try await openManager(session)
         var answer: [JSONValue] = []
         for name in Set(names).sorted() {
             guard let summary = try? await manager.summary(ofGroup: name), let progress = try? await manager.progress(ofGroup: name) else { continue }
@@ -63,15 +55,7 @@ struct DashboardSessionMethods: Sendable {
         let session = try p.string(0, "session")
         let offset = max(0, try p.optionalInteger(1, "offset") ?? 0)
         let limit = min(max(0, try p.optionalInteger(2, "limit") ?? 50), Self.maxWindow)
-        guard await host.sessionNames.contains(session) else {
-            throw .failed("no open session named '\(session)'")
-        }
-        let manager: DownloadManager
-        do {
-            manager = try await host.manager(for: session)
-        } catch {
-            throw JSONRPCError(error)
-        }
+        let manager = try await openManager(session)
         // Totals from each download's state and progress only; whole infos for the window.
         var totals = Tally()
         var groups: [String: Tally] = [:]
@@ -118,6 +102,18 @@ struct DashboardSessionMethods: Sendable {
                 "expectedBytes": .integer(expectedBytes),
                 "bytesPerSecond": .integer(Int64(bytesPerSecond)),
             ]
+        }
+    }
+
+    /// The manager of the open session `session`; an error naming it when there is none.
+    private func openManager(_ session: String) async throws(JSONRPCError) -> DownloadManager {
+        guard await host.sessionNames.contains(session) else {
+            throw .failed("no open session named '\(session)'")
+        }
+        do {
+            return try await host.manager(for: session)
+        } catch {
+            throw JSONRPCError(error)
         }
     }
 }
