@@ -140,7 +140,11 @@ struct SessionConformanceTests {
                 let download = try await session.download(id)
                 let fileWait = Task { try await download.value }
                 let groupWait = Task { try await group.completion }
-                try await Task.sleep(for: .milliseconds(300))
+                // Both waits were made before the first bytes arrive; how far they got into
+                // their await does not matter: a wait canceled before or during it ends alike.
+                try await waitUntil("bytes to arrive") {
+                    ((try? await download.info())?.progress.completedBytes ?? 0) > 0
+                }
                 fileWait.cancel()
                 groupWait.cancel()
                 let started = ContinuousClock.now
