@@ -118,6 +118,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 // The SOCKS answers TransportFailureTests maps.
                 .product(name: "NIOSOCKS", package: "swift-nio-extras"),
+                // A factory that records what the manager's instruments were told (ManagerMetricsTests).
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         // The child process that CrashRecoveryTests kill -9 over and over. Test-only, so not a
