@@ -34,6 +34,9 @@ import Testing
         #expect(scraped.status == 200)
         #expect(scraped.headers["content-type"].first == "text/plain; version=0.0.4; charset=utf-8")
         let text = try PrometheusText(parsing: scraped.body)
+        for name in ManagerMetrics.Name.help.keys where name != ManagerMetrics.Name.failures {
+            #expect(text.help[name] == ManagerMetrics.Name.help[name], "\(name)")
+        }
         #expect(text.types[ManagerMetrics.Name.bytesReceived] == "counter")
         #expect(text.value(ManagerMetrics.Name.bytesReceived) == Double(sent), "\(scraped.body)")
         #expect(text.types[ManagerMetrics.Name.finished] == "counter")
@@ -108,6 +111,7 @@ import Testing
 
             """)
         #expect(text.value("a_total", ["kind": "x\"y", "other": "1\n"]) == 3)
+        #expect(text.help["a_total"] == "Things.")
         #expect(text.value("h_bucket", ["le": "+Inf"]) == 2)
         #expect(text.value("h_count") == 2)
         #expect(text.samples.count == 5)

@@ -23,11 +23,12 @@ struct PrometheusText {
 
     /// Each family's type, by name.
     private(set) var types: [String: String] = [:]
+    /// Each family's help text (unescaped), by name.
+    private(set) var help: [String: String] = [:]
     private(set) var samples: [Sample] = []
 
     init(parsing text: String) throws {
         guard text.isEmpty || text.hasSuffix("\n") else { throw Malformed(line: 0, reason: "the text does not end with a newline") }
-        var help: Set<String> = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().enumerated() {
             let number = index + 1
             if line.allSatisfy(\.isWhitespace) { continue }
@@ -37,7 +38,8 @@ struct PrometheusText {
                 let name = String(words[2])
                 guard Self.isMetricName(name) else { throw Malformed(line: number, reason: "bad metric name \(name)") }
                 if words[1] == "HELP" {
-                    guard help.insert(name).inserted else { throw Malformed(line: number, reason: "a second HELP for \(name)") }
+                    let text = try Self.unescapeHelp(words.count == 4 ? words[3] : "", number: number)
+                    guard help.updateValue(text, forKey: name) == nil else { throw Malformed(line: number, reason: "a second HELP for \(name)") }
                 } else {
                     guard words.count == 4, Self.types.contains(String(words[3])) else { throw Malformed(line: number, reason: "bad TYPE line") }
                     guard types[name] == nil else { throw Malformed(line: number, reason: "a second TYPE for \(name)") }
@@ -74,6 +76,21 @@ struct PrometheusText {
             }
         }
         return nil
+    }
+
+    /// A HELP text escapes `\\` and newlines (`\n`), nothing else.
+    private static func unescapeHelp(_ text: Substring, number: Int) throws -> String {
+        var result = ""
+        var rest = text
+        while let character = rest.popFirst() {
+            guard character == "\\" else { result.append(character); continue }
+            switch rest.popFirst() {
+            case "\\": result.append("\\")
+            case "n": result.append("\n")
+            default: throw Malformed(line: number, reason: "bad escape in HELP")
+            }
+        }
+        return result
     }
 
     static func isMetricName(_ name: some StringProtocol) -> Bool {

@@ -19,6 +19,17 @@ package struct ManagerMetrics: Sendable {
         package static let retries = "haul_retries_total"
         package static let serverWaits = "haul_server_waits_total"
         package static let storeWrite = "haul_store_write_duration_seconds"
+
+        /// One sentence per instrument, for a backend that shows it (Prometheus's `# HELP`).
+        package static let help: [String: String] = [
+            downloads: "Downloads held, by state (finished ones until history forgets them).",
+            finished: "Downloads that reached the end, by outcome.",
+            failures: "Downloads failed for good, by error code.",
+            bytesReceived: "Body bytes received from servers, every attempt included.",
+            retries: "Quick retries scheduled after a transient failure.",
+            serverWaits: "Waits for a server once the quick retries were used up.",
+            storeWrite: "Time of each write to the store: new downloads, or a batch of changes.",
+        ]
     }
 
     /// What a store write timed by `storeWrite` wrote.

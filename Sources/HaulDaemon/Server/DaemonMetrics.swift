@@ -10,7 +10,7 @@ import Prometheus
 package struct DaemonMetrics: Sendable {
     /// What `GET /metrics` renders.
     package let registry: PrometheusCollectorRegistry
-    /// Makes instruments in `registry`.
+    /// Makes instruments in `registry`, the library's with their help text.
     package let factory: any MetricsFactory
 
     /// The buckets of the store write histogram, in seconds: a batch of a few rows takes well
@@ -27,7 +27,7 @@ package struct DaemonMetrics: Sendable {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets[ManagerMetrics.Name.storeWrite] = Self.storeWriteBuckets
         self.registry = registry
-        self.factory = factory
+        self.factory = DescribedPrometheusFactory(base: factory, help: ManagerMetrics.Name.help)
     }
 
     /// The text exposition format (version 0.0.4) of every instrument made so far.
