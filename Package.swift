@@ -24,6 +24,10 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // The library's instruments (a no-op unless the app bootstraps a backend or passes a factory).
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        // `haul daemon`'s `/metrics`: the backend that renders those instruments as Prometheus text.
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // `swift package generate-documentation --target Haul`: the DocC catalog, built by scripts/test.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
@@ -47,6 +51,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for binding the store's wide rows without GRDB's existentials.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // `haul daemon`: sessions on the durable store, served over JSON-RPC (aria2 + haul.*)
@@ -63,6 +68,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         .executableTarget(
@@ -111,6 +118,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 // The SOCKS answers TransportFailureTests maps.
                 .product(name: "NIOSOCKS", package: "swift-nio-extras"),
+                // A factory that records what the manager's instruments were told (ManagerMetricsTests).
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         // The child process that CrashRecoveryTests kill -9 over and over. Test-only, so not a

@@ -22,6 +22,15 @@ package protocol RPCRequestHandler: Sendable {
     /// Answers one JSON-RPC request body (a single call or a batch). Returns nil when there is
     /// nothing to send back (a notification, or a batch made only of notifications).
     func respond(to body: ByteBuffer, from origin: RPCOrigin) async -> ByteBuffer?
+
+    /// Whether `candidate` is the daemon's secret, for what TCP clients reach outside
+    /// JSON-RPC with a bearer token (`GET /metrics`); checked as a call's secret is, throttled
+    /// after failures. A handler without a secret accepts none.
+    func acceptsSecret(_ candidate: String) async -> Bool
+}
+
+extension RPCRequestHandler {
+    package func acceptsSecret(_ candidate: String) async -> Bool { false }
 }
 
 /// Where the JSON-RPC layer sends server-to-client notifications (aria2's `aria2.onDownload…`):

@@ -33,12 +33,17 @@ final class LiveTransfer: Sendable {
         var timedOut = false
         /// The URIs fetched from right now (see `servers`).
         var servers: (@Sendable () -> [DownloadServer])?
+        /// Received bytes not yet taken by `takeReceivedBytes`, up to `snapshot` as of `countedFrom`.
+        var uncounted: Int64 = 0
+        var countedFrom: Int64 = 0
     }
 
     private let box = NIOLockedValueBox(State())
 
     func reset(completedBytes: Int64, expectedBytes: Int64?) {
         box.withLockedValue {
+            $0.uncounted += $0.snapshot.completedBytes - $0.countedFrom
+            $0.countedFrom = completedBytes
             $0.snapshot = Snapshot(completedBytes: completedBytes, expectedBytes: expectedBytes)
             $0.lastHeard = .now
         }
@@ -84,6 +89,18 @@ final class LiveTransfer: Sendable {
     }
 
     var snapshot: Snapshot { box.withLockedValue { $0.snapshot } }
+
+    /// Bytes received since the last call (across attempts, though `reset` moves the progress
+    /// back to a resume offset): what the metrics count, read at a progress tick or the end of
+    /// an attempt, so that no received buffer pays for it.
+    func takeReceivedBytes() -> Int64 {
+        box.withLockedValue { state in
+            let received = state.uncounted + state.snapshot.completedBytes - state.countedFrom
+            state.uncounted = 0
+            state.countedFrom = state.snapshot.completedBytes
+            return received
+        }
+    }
 
     /// Runs `body` while the transfer holds its reads back on purpose: the time it takes is
     /// not silence from the server.

@@ -93,6 +93,7 @@ extension DownloadManager {
             wakeStopWaiters(id)
         case .reportFailed(let error):
             log(.warning, "failed: \(error.message)", id, error: error)
+            metrics.failed(error.code)
             releaseSlot(id)
             records[id]?.details.error = error
             records[id]?.details.progress.bytesPerSecond = 0
@@ -174,7 +175,8 @@ extension DownloadManager {
 
     private func transferEnded(_ id: DownloadID, transfer: TransferState, result: TransferResult) {
         // Changed in place: a copy of the record would copy its details too.
-        _ = records.update(id) { record in
+        _ = records.update(id) { [metrics] record in
+            if let live = record.details.live { metrics.received(live.takeReceivedBytes()) }
             record.details.transfer = transfer
             record.details.finalURL = transfer.finalURL ?? record.details.finalURL
             if let snapshot = record.details.live?.snapshot {
@@ -233,6 +235,7 @@ extension DownloadManager {
         // A quick retry is `waitingToRetry`; once those are used up the download waits for its server.
         let waiting: Bool = if case .waitingForServer = records[id]?.machine.state { true } else { false }
         log(.info, "\(waiting ? "waiting for the server" : "retrying"): attempt \(attempt) in \(delay) after \(error.message)", id, error: error)
+        (waiting ? metrics.serverWaits : metrics.retries).increment()
         hub.emit(.retrying(id, attempt: attempt, delay: delay, error: error))
         let clock = configuration.clock
         records[id]?.details.retryTimer = Task {
@@ -306,6 +309,7 @@ extension DownloadManager {
         if waits.isWaited(id) { waits.resolve(id, with: record.info) }
         guard !record.isFinished else { return }
         records[id]?.isFinished = true
+        metrics.finished(record.machine.publicState)
         releasePartKey(of: record)
         records[id]?.details.speed = SpeedMeter()
         records[id]?.details.live = nil

@@ -30,6 +30,8 @@ extension DownloadManager {
     func persistNew(_ ids: [DownloadID], queueIndex: Int? = nil) async throws(HaulError) {
         var rows = ids.compactMap { records[$0].map(storedDownload) }
         do {
+            let started = ContinuousClock.now
+            defer { metrics.storeWrote(.new, since: started) }
             try await store.save(rows)
         } catch {
             // Not recorded, so not accepted: take them back out.
@@ -135,6 +137,8 @@ extension DownloadManager {
         // Now and then, the outbox's oldest events beyond the bound go with the write.
         let trimsEvents = eventsSinceTrim + events.count >= Self.eventsBetweenTrims
         do {
+            let started = ContinuousClock.now
+            defer { metrics.storeWrote(.batch, since: started) }
             try await store.save(
                 rows, progressOf: changed, movingGroups: groupMoves, placements: batch.placements, deleting: batch.deletions,
                 deletingGroups: batch.deletedGroups, events: events,

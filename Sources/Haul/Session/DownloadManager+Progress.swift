@@ -34,6 +34,7 @@ extension DownloadManager {
                 lane.stop(id)
             }
             let live = transfer.snapshot
+            metrics.received(transfer.takeReceivedBytes())
             let speed = records[id]?.details.speed.sample(bytes: live.completedBytes, at: now) ?? 0
             let progress = TransferProgress(
                 completedBytes: live.completedBytes,

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 
 /// The in-process download session: a queue, a scheduler, transfers, groups and events, in
@@ -33,6 +34,8 @@ public actor DownloadManager: SessionBackend {
     /// Where transfers run (worker tasks reused from one download to the next).
     let lane: TransferLane
     let hub: EventHub
+    /// What the manager reports to its metrics backend (`Configuration.metricsFactory`).
+    let metrics: ManagerMetrics
     /// Events waiting for the next store write (with `keepsEventOutbox`).
     let outbox: OutboxBuffer?
     /// The store write in flight: writes that carry events go one after another, so that
@@ -133,6 +136,9 @@ public actor DownloadManager: SessionBackend {
         let outbox = configuration.keepsEventOutbox ? OutboxBuffer() : nil
         self.outbox = outbox
         self.hub = EventHub(outbox: outbox)
+        let metrics = ManagerMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
+        self.metrics = metrics
+        self.records.stateMeters = metrics.states
         let transport = HTTPTransport(configuration: configuration.transport)
         self.transport = transport
         let runner = TransferRunner(transport: transport, configuration: configuration)
@@ -355,6 +361,7 @@ public actor DownloadManager: SessionBackend {
         lane.close()
         await transport.shutdown()
         hub.finish()
+        stopReportingStates()
     }
 
     func unknown(_ id: DownloadID) -> HaulError {

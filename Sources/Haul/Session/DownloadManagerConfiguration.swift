@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 
 extension DownloadManager {
@@ -102,6 +103,12 @@ extension DownloadManager {
         /// watchdog's silence and the speed meter still read `ContinuousClock.now`, as the
         /// transfers that report to them do.
         package var clock: any Clock<Duration> = ContinuousClock()
+        /// Where the manager's instruments are made (downloads by state, bytes received,
+        /// retries, waits for a server, failures, store write times; docs/metrics.md). Default
+        /// nil: the process's `MetricsSystem.factory` as the manager starts, which does nothing
+        /// unless the app bootstrapped a backend. `haul daemon` passes its own Prometheus
+        /// factory, so that several daemons in one process (tests) keep their figures apart.
+        package var metricsFactory: (any MetricsFactory)?
 
         /// A configuration; every default is stated on its property.
         public init(

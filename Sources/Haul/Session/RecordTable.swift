@@ -8,6 +8,9 @@ extension DownloadManager {
     struct RecordTable {
         private var slots: [Record?] = []
         private var index: [DownloadID: Int32] = [:]
+        /// The gauge of downloads by state, moved here, where every change to a record passes:
+        /// a record added, removed, or changed in place into another state. Nil: not reported.
+        var stateMeters: DownloadStateMeters?
 
         var count: Int { index.count }
 
@@ -49,12 +52,17 @@ extension DownloadManager {
                 guard let slot = index[id].map(Int.init) else {
                     var added: Record?
                     yield &added
-                    if let added { insert(added, for: id) }
+                    if let added {
+                        insert(added, for: id)
+                        stateMeters?.moved(from: nil, to: added.machine.publicState)
+                    }
                     return
                 }
                 var record: Record?
                 swap(&record, &slots[slot])
+                let before = record?.machine.publicState
                 defer {
+                    stateMeters?.moved(from: before, to: record?.machine.publicState)
                     if let record {
                         slots[slot] = record
                     } else {
@@ -72,6 +80,9 @@ extension DownloadManager {
             _ id: DownloadID, _ body: (inout Record) throws(Failure) -> T
         ) throws(Failure) -> T? {
             guard let slot = index[id].map(Int.init) else { return nil }
+            guard let stateMeters else { return try body(&slots[slot]!) }
+            let before = slots[slot]!.machine.publicState
+            defer { stateMeters.moved(from: before, to: slots[slot]!.machine.publicState) }
             return try body(&slots[slot]!)
         }
 
@@ -80,6 +91,7 @@ extension DownloadManager {
             guard let slot = index[id].map(Int.init) else { return nil }
             let record = slots[slot]
             removeSlot(slot, of: id)
+            stateMeters?.moved(from: record?.machine.publicState, to: nil)
             return record
         }
 

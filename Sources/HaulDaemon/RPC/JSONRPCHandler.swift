@@ -43,6 +43,10 @@ package struct JSONRPCHandler: RPCRequestHandler {
     static let multicallName = "system.multicall"
     static let systemMethods = [multicallName, "system.listMethods", "system.listNotifications"]
 
+    package func acceptsSecret(_ candidate: String) async -> Bool {
+        await gate.verify(candidate) == .accepted
+    }
+
     package func respond(to body: ByteBuffer, from origin: RPCOrigin) async -> ByteBuffer? {
         guard body.readableBytes <= limits.maxRequestBytes else {
             return encode(Self.response(id: .null, .failure(.invalidRequest(

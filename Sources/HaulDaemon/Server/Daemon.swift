@@ -72,15 +72,16 @@ package struct Daemon: Sendable {
         try socket.removeStaleSocket(logger: logger)
 
         let registry = WebSocketRegistry()
+        let metrics = DaemonMetrics()
         let context = DaemonContext(
             configuration: configuration, socketPath: socket.path, control: control,
-            notifications: registry, logger: logger)
+            notifications: registry, logger: logger, metrics: metrics)
         let components = try await compose(context)
         var listeners: Set<DaemonReadiness.Listener> = [.unixSocket]
         if configuration.tcp != nil { listeners.insert(.tcp) }
         let readiness = DaemonReadiness(socketPath: socket.path, listeners: listeners, onReady: onReady)
         do {
-            try await serve(components, socket: socket, registry: registry, readiness: readiness)
+            try await serve(components, socket: socket, registry: registry, metrics: metrics, readiness: readiness)
         } catch {
             await finish(components, socket: socket, readiness: readiness)
             throw error
@@ -91,9 +92,10 @@ package struct Daemon: Sendable {
     /// Runs the group until shutdown. Services stop in reverse order, so the listeners (last)
     /// stop first and the shutdown-request service (first) last.
     private func serve(
-        _ components: DaemonComponents, socket: SocketLocation, registry: WebSocketRegistry, readiness: DaemonReadiness
+        _ components: DaemonComponents, socket: SocketLocation, registry: WebSocketRegistry, metrics: DaemonMetrics,
+        readiness: DaemonReadiness
     ) async throws {
-        let router = RPCRouter(handler: components.handler, registry: registry, configuration: configuration)
+        let router = RPCRouter(handler: components.handler, registry: registry, metrics: metrics, configuration: configuration)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: control.shutdownRequestService, successTerminationBehavior: .gracefullyShutdownGroup)
         ]

@@ -12,4 +12,6 @@ package struct DaemonContext: Sendable {
     /// Sends a message to every open WebSocket connection (aria2's `onDownload…` notifications).
     package let notifications: any RPCNotificationSink
     package let logger: Logger
+    /// Where the daemon's sessions make their instruments; served at `GET /metrics`.
+    package let metrics: DaemonMetrics
 }

@@ -67,6 +67,8 @@ package enum DaemonAssembly {
         // Every directory is resolved when its download is added (DirectoryConfinement,
         // Aria2DownloadDirectory): one swapped for a link later must not lead writes elsewhere.
         managerConfiguration.refusesLinksInDirectories = true
+        // The daemon's own registry, served at /metrics: not the process's global factory.
+        managerConfiguration.metricsFactory = context.metrics.factory
         let overallLimit = SpeedLimiter(bytesPerSecond: options.transfers.maxOverallDownloadLimit)
         options.transfers.apply(to: &managerConfiguration, sharing: overallLimit)
         let host = SessionHost(configuration: SessionHost.Configuration(
