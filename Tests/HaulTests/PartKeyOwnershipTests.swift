@@ -106,6 +106,24 @@ struct GroupBookTests {
         book.create("later")
         #expect(book["later"]?.ordinal == 2)
     }
+
+    /// Members moved together from several groups (a re-run taking earlier downloads into its
+    /// group) leave each old group with the members and unfinished count it should keep, and
+    /// join the new group in order.
+    @Test func moveMany() {
+        var book = GroupBook()
+        book.add(id(1), to: "a")
+        book.add(id(2), to: "a", finished: true)
+        book.add(id(3), to: "a", finished: true)
+        book.add(id(4), to: "b")
+        book.move([(id(2), "a", true), (id(1), "a", false), (id(4), "b", false), (id(5), nil, true)], to: "new")
+        #expect(book["a"]?.members == [id(3)])
+        #expect(book["a"]?.unfinished == 0)
+        #expect(book["b"]?.members == [])
+        #expect(book["b"]?.unfinished == 0)
+        #expect(book["new"]?.members == [id(2), id(1), id(4), id(5)])
+        #expect(book["new"]?.unfinished == 2)
+    }
 }
 
 /// New download IDs: unique, and increasing from one minute to the next (so the store's index

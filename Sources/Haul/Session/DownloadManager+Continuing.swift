@@ -63,7 +63,7 @@ extension DownloadManager {
             }
         }
         try await forgetSpent(replaced)
-        for id in adopted { move(id, toGroup: name) }
+        move(adopted, toGroup: name)
         try await persistNew(fresh)
         for id in adopted { continueAdopted(id) }
         if groups[name]?.unfinished == 0 {
@@ -94,7 +94,16 @@ extension DownloadManager {
     /// its files were deleted.
     private func forgetSpent(_ ids: [DownloadID]) async throws(HaulError) {
         guard !ids.isEmpty else { return }
-        for id in ids { forget(id) }
+        // Each group they leave is rewritten once (`forget` one by one costs a pass over the
+        // group's members each).
+        var leaving: [String: (ids: Set<DownloadID>, unfinished: Int)] = [:]
+        for id in ids {
+            guard let record = detach(id), let group = record.group else { continue }
+            leaving[group, default: ([], 0)].ids.insert(id)
+            if !record.isFinished { leaving[group]!.unfinished += 1 }
+        }
+        compactOrderIfWorthIt()
+        for (group, left) in leaving { groups.remove(left.ids, from: group, unfinished: left.unfinished) }
         try await store.delete(ids)
     }
 
@@ -135,12 +144,19 @@ extension DownloadManager {
         return abs(now.modified - modified.timeIntervalSince1970) < 0.001
     }
 
-    /// Moves a download into another group, keeping both groups' counts right.
-    private func move(_ id: DownloadID, toGroup name: String) {
-        guard let record = records[id], record.group != name else { return }
-        groups.move(id, from: record.group, to: name, finished: record.isFinished)
-        records[id]?.group = name
-        carryOut(writes.changed(id, .group))
+    /// Moves downloads into another group, keeping the groups' counts right.
+    private func move(_ ids: [DownloadID], toGroup name: String) {
+        var moves: [(id: DownloadID, from: String?, finished: Bool)] = []
+        moves.reserveCapacity(ids.count)
+        for id in ids {
+            guard let record = records[id], record.group != name else { continue }
+            moves.append((id, record.group, record.isFinished))
+        }
+        groups.move(moves, to: name)
+        for move in moves {
+            records[move.id]?.group = name
+            carryOut(writes.changed(move.id, .group))
+        }
     }
 
     private func continueAdopted(_ id: DownloadID) {

@@ -50,6 +50,21 @@ struct GroupBook {
         add(id, to: name, finished: finished)
     }
 
+    /// Members move to another group together (requests made again in a new group): each
+    /// group they leave is rewritten once, not once a member, which made a re-run of a batch
+    /// of N files cost N² hashes.
+    mutating func move(_ moves: [(id: DownloadID, from: String?, finished: Bool)], to name: String) {
+        var leaving: [String: (ids: Set<DownloadID>, unfinished: Int)] = [:]
+        for move in moves {
+            if let old = move.from {
+                leaving[old, default: ([], 0)].ids.insert(move.id)
+                if !move.finished { leaving[old]!.unfinished += 1 }
+            }
+            add(move.id, to: name, finished: move.finished)
+        }
+        for (old, left) in leaving { remove(left.ids, from: old, unfinished: left.unfinished) }
+    }
+
     /// Members leave the group (removed, moved, or forgotten by retention); `unfinished` of
     /// them had not finished. With `deletingIfEmpty`, a group left empty is deleted, and true
     /// is returned.

@@ -162,9 +162,16 @@ final class DownloadStore: Sendable {
                 SELECT rowid, url FROM download INDEXED BY download_session_directory_url
                 WHERE session = ? AND directory = ? ORDER BY url
                 """)
-            let byRowID = try db.cachedStatement(sql: DownloadColumn.selectSQL + """
-                 WHERE rowid = ? AND state IN \(Self.finishedStatesSQL)
-                """)
+            // The matching rows are read by rowid, a chunk of them per statement: one statement
+            // each cost a statement run and a copied row per file of a batch run again.
+            let chunk = 256
+            func byRowIDs(_ count: Int) throws -> Statement {
+                let sql = DownloadColumn.selectSQL + """
+                     WHERE rowid IN (\(Array(repeating: "?", count: count).joined(separator: ","))) AND state IN \(Self.finishedStatesSQL)
+                    """
+                // Only the full chunk's statement is kept: the cache holds one, not one per size.
+                return count == chunk ? try db.cachedStatement(sql: sql) : try db.makeStatement(sql: sql)
+            }
             var found: [StoredDownload] = []
             let decoder = DownloadRowDecoder()
             for (directory, urls) in urlsByDirectory {
@@ -174,12 +181,17 @@ final class DownloadStore: Sendable {
                     let url: String = row[1]
                     if urls.contains(url) { matching.append(row[0]) }
                 }
-                for rowID in matching {
-                    guard let row = try Row.fetchOne(byRowID, arguments: [rowID]) else { continue }
-                    var download = try decoder.download(from: row)
-                    // A completed download is never continued; a failed one may be.
-                    if download.state != .completed { download.segments = try SegmentRows.of(download.id, in: db) }
-                    found.append(download)
+                var start = 0
+                while start < matching.count {
+                    let rowIDs = matching[start..<min(start + chunk, matching.count)]
+                    start += rowIDs.count
+                    let rows = try Row.fetchCursor(try byRowIDs(rowIDs.count), arguments: StatementArguments(Array(rowIDs)))
+                    while let row = try rows.next() {
+                        var download = try decoder.download(from: row)
+                        // A completed download is never continued; a failed one may be.
+                        if download.state != .completed { download.segments = try SegmentRows.of(download.id, in: db) }
+                        found.append(download)
+                    }
                 }
             }
             return found.sorted { $0.position < $1.position }
