@@ -49,12 +49,15 @@ struct PostgresDaemonTests {
             let endpoint = BackgroundSession.Configuration(endpoint: .unixSocket(path: workspace.socket), startsDaemon: false, eventPollWait: .seconds(1))
             let before = try await BackgroundSession(identifier: "pg", configuration: endpoint)
             try await before.add(requests, toGroup: "batch", ifPresent: .addAnew)
-            var completedBeforeKill: Set<String> = []
-            for try await event in before.events() {
-                if case .finished(let result) = event.kind, let file = result.file {
-                    completedBeforeKill.insert(file.url.lastPathComponent)
-                    if completedBeforeKill.count >= 4 { break }
+            let completedBeforeKill = try await withTimeLimit("4 downloads to complete", within: .seconds(120)) {
+                var names: Set<String> = []
+                for try await event in before.events() {
+                    if case .finished(let result) = event.kind, let file = result.file {
+                        names.insert(file.url.lastPathComponent)
+                        if names.count >= 4 { break }
+                    }
                 }
+                return names
             }
             first.send(SIGKILL)
             #expect(ChildProcess.terminatingSignal(await first.waitForExit()) == SIGKILL)
@@ -67,14 +70,10 @@ struct PostgresDaemonTests {
             let after = try await BackgroundSession(
                 identifier: "pg",
                 configuration: BackgroundSession.Configuration(endpoint: .unixSocket(path: socket), startsDaemon: false, eventPollWait: .seconds(1)))
-            var summary: GroupSummary?
-            for try await event in after.events() {
-                if case .groupCompleted(let completed) = event.kind, completed.name == "batch" {
-                    summary = completed
-                    break
-                }
+            let completed = try await firstMatch(in: after.events(), "the group to complete on the second daemon", within: .seconds(180)) { event in
+                if case .groupCompleted(let summary) = event.kind, summary.name == "batch" { return summary }
+                return nil
             }
-            let completed = try #require(summary)
             #expect(completed.completed.count == Self.files)
             #expect(completed.failed.isEmpty)
 
