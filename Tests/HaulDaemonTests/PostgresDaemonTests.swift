@@ -49,19 +49,26 @@ struct PostgresDaemonTests {
             let endpoint = BackgroundSession.Configuration(endpoint: .unixSocket(path: workspace.socket), startsDaemon: false, eventPollWait: .seconds(1))
             let before = try await BackgroundSession(identifier: "pg", configuration: endpoint)
             try await before.add(requests, toGroup: "batch", ifPresent: .addAnew)
-            let completedBeforeKill = try await withTimeLimit("4 downloads to complete", within: .seconds(120)) {
-                var names: Set<String> = []
-                for try await event in before.events() {
-                    if case .finished(let result) = event.kind, let file = result.file {
-                        names.insert(file.url.lastPathComponent)
-                        if names.count >= 4 { break }
+            // Closed whatever happens: a session left open traps when it goes.
+            let waitedForSome: Result<Set<String>, any Error>
+            do {
+                waitedForSome = .success(try await withTimeLimit("4 downloads to complete", within: .seconds(120)) {
+                    var names: Set<String> = []
+                    for try await event in before.events() {
+                        if case .finished(let result) = event.kind, let file = result.file {
+                            names.insert(file.url.lastPathComponent)
+                            if names.count >= 4 { break }
+                        }
                     }
-                }
-                return names
+                    return names
+                })
+            } catch {
+                waitedForSome = .failure(error)
             }
             first.send(SIGKILL)
-            #expect(ChildProcess.terminatingSignal(await first.waitForExit()) == SIGKILL)
             await before.close()
+            let completedBeforeKill = try waitedForSome.get()
+            #expect(ChildProcess.terminatingSignal(await first.waitForExit()) == SIGKILL)
             #expect(!FileManager.default.fileExists(atPath: firstState.appendingPathComponent("haul.sqlite").path),
                     "a daemon on PostgreSQL keeps no SQLite store")
 
@@ -70,9 +77,25 @@ struct PostgresDaemonTests {
             let after = try await BackgroundSession(
                 identifier: "pg",
                 configuration: BackgroundSession.Configuration(endpoint: .unixSocket(path: socket), startsDaemon: false, eventPollWait: .seconds(1)))
-            let completed = try await firstMatch(in: after.events(), "the group to complete on the second daemon", within: .seconds(180)) { event in
-                if case .groupCompleted(let summary) = event.kind, summary.name == "batch" { return summary }
-                return nil
+            let waitedForGroup: Result<GroupSummary, any Error>
+            do {
+                waitedForGroup = .success(try await firstMatch(
+                    in: after.events(), "the group to complete on the second daemon", within: .seconds(180)
+                ) { event in
+                    if case .groupCompleted(let summary) = event.kind, summary.name == "batch" { return summary }
+                    return nil
+                })
+            } catch {
+                waitedForGroup = .failure(error)
+            }
+            await after.close()
+            let completed: GroupSummary
+            do {
+                completed = try waitedForGroup.get()
+            } catch {
+                second.send(SIGKILL)
+                _ = await second.waitForExit()
+                throw error
             }
             #expect(completed.completed.count == Self.files)
             #expect(completed.failed.isEmpty)
@@ -87,7 +110,6 @@ struct PostgresDaemonTests {
                 let key = String(name.dropLast(".bin".count))
                 #expect(server.requests(forKey: key).count == 1, "\(name) had completed and was fetched again")
             }
-            await after.close()
             second.send(SIGTERM)
             #expect(ChildProcess.exitCode(await second.waitForExit()) == 0)
         }
