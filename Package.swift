@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // The PostgreSQL store (`haul daemon --store postgresql://…`): a NIO client, portable like the rest.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // The library's instruments (a no-op unless the app bootstraps a backend or passes a factory).
@@ -52,6 +54,7 @@ let package = Package(
                 // SQLite's C API, for binding the store's wide rows without GRDB's existentials.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // `haul daemon`: sessions on the durable store, served over JSON-RPC (aria2 + haul.*)

@@ -40,6 +40,7 @@ struct DaemonCommand: AsyncParsableCommand {
         (.destination, "the state directory cannot be created or locked"),
         (.daemonAlreadyRunning, "another daemon holds the socket or the state directory"),
         (.cannotListen, "cannot listen: port in use, socket path unusable or unsafe"),
+        (.storeUnavailable, "the --store database does not answer within --store-wait, or refuses"),
     ].map { status, meaning in
         let number = String(status.rawValue)
         return String(repeating: " ", count: max(0, 4 - number.count)) + number + "  " + meaning
@@ -54,6 +55,16 @@ struct DaemonCommand: AsyncParsableCommand {
         "Where the download store lives (default: $HAUL_STATE_DIR, else $XDG_STATE_HOME/haul, else ~/.local/state/haul).",
         valueName: "dir"))
     var stateDirectory: String?
+
+    @Option(name: .customLong("store"), help: ArgumentHelp(
+        "Keep sessions and downloads in this PostgreSQL database instead of the state directory's SQLite file: postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require] (the password may come from $PGPASSWORD). The state directory still holds the lock, the secret and the resource book.",
+        valueName: "url"))
+    var store: String?
+
+    @Option(name: .customLong("store-wait"), help: ArgumentHelp(
+        "Seconds to keep trying a --store server that does not answer at start (default: 30); then exit \(ExitStatus.storeUnavailable.rawValue).",
+        valueName: "seconds"))
+    var storeWait: Double = 30
 
     @Option(name: .customLong("rpc-listen-port"), help: ArgumentHelp(
         "The TCP port for JSON-RPC (default: 6800; 0 picks a free one, printed when ready).", valueName: "n"))
@@ -119,6 +130,14 @@ struct DaemonCommand: AsyncParsableCommand {
         if noTCP && (rpcListenPort != nil || rpcListenAll) {
             throw ValidationError("--no-tcp cannot be combined with --rpc-listen-port or --rpc-listen-all")
         }
+        if let store {
+            do {
+                _ = try PostgresAddress(parsing: store)
+            } catch {
+                throw ValidationError("--store: \(error.message)")
+            }
+        }
+        if !(storeWait >= 0 && storeWait <= 86_400) { throw ValidationError("--store-wait must be between 0 and 86400 seconds") }
         if let maxConcurrentDownloads, maxConcurrentDownloads < 1 {
             throw ValidationError("--max-concurrent-downloads must be at least 1")
         }
@@ -150,6 +169,20 @@ struct DaemonCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus(for: error).rawValue)
         }
         if tls.checkCertificate == false { StandardStream.error.writeLine(TLSOptions.insecureWarning) }
+        if let store {
+            let location = try StoreLocation(parsing: store, stateDirectory: resolvedStateDirectory)
+            let wait = Duration.milliseconds(Int64(storeWait * 1000))
+            do {
+                // Reached and migrated before anything listens: a daemon that cannot keep its
+                // downloads must not accept any.
+                _ = try await DownloadManager.storedSessions(store: location, waitingUpTo: wait)
+            } catch {
+                StandardStream.error.writeLine("haul daemon: error: \(error.message)")
+                throw ExitCode(ExitStatus.storeUnavailable.rawValue)
+            }
+            options.store = location
+            options.storeWait = wait
+        }
         let composed = options
         let daemon = Daemon(configuration: daemonConfiguration, logger: logger) { context in
             try await DaemonAssembly.compose(context, options: composed)

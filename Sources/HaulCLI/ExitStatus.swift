@@ -20,6 +20,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
     case daemonUnavailable = 12
     case daemonRefused = 13
     case certificate = 14
+    case storeUnavailable = 15
     case interrupted = 130
     case terminated = 143
 
@@ -41,6 +42,7 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
         case .daemonUnavailable: "haul add/ls/…: no daemon answers at the socket or --rpc URL"
         case .daemonRefused: "haul add/ls/…: the daemon refused: unknown GID, wrong state or secret"
         case .certificate: "TLS: server certificate untrusted or wrong host; bad client cert"
+        case .storeUnavailable: "haul daemon: the --store database cannot be reached or used"
         case .interrupted: "interrupted by SIGINT (Ctrl-C); part files are kept"
         case .terminated: "stopped by SIGTERM; part files are kept"
         }

@@ -16,18 +16,21 @@ struct OutboxTests {
 
     /// Started, completed (with file and checksums) and group-completed events are kept in order,
     /// survive a reopen of the store, and acknowledged ones are gone.
-    @Test func keptInOrderUntilAcknowledged() async throws {
+    @Test(arguments: StoreBackend.allCases) func keptInOrderUntilAcknowledged(_ backend: StoreBackend) async throws {
         try await withTestServer { server in
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             let dir = try temporary.subdirectory("dir")
             let state = try temporary.subdirectory("state")
+            let location = try await backend.location(state: state)
             let requests = (0..<5).map { n in Support.request(server, "/file/o\(n).bin", ["size": "\(2000 + n)", "seed": "\(n)"], in: dir) }
-            try await withDownloadManager(identifier: "app", stateDirectory: state, configuration: configuration()) { manager in
+            do {
+                let manager = try await DownloadManager.open(store: location, session: "app", configuration: configuration())
                 let summary = try await (try await manager.add(requests, toGroup: "g")).completion
                 #expect(summary.completed.count == 5)
+                await manager.shutdown()
             }
-            let manager = try await DownloadManager.open(stateDirectory: state, session: "app", configuration: configuration())
+            let manager = try await DownloadManager.open(store: location, session: "app", configuration: configuration())
             let events = try await manager.storedEvents(after: 0)
             #expect(events.map(\.sequence) == events.map(\.sequence).sorted())
             #expect(Set(events.map(\.sequence)).count == events.count)
@@ -70,19 +73,20 @@ struct OutboxTests {
     }
 
     /// Two sessions in one state directory never see each other's events.
-    @Test func sessionsAreSeparate() async throws {
+    @Test(arguments: StoreBackend.allCases) func sessionsAreSeparate(_ backend: StoreBackend) async throws {
         try await withTestServer { server in
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             let dir = try temporary.subdirectory("dir")
             let state = try temporary.subdirectory("state")
-            let a = try await DownloadManager.open(stateDirectory: state, session: "a", configuration: configuration())
-            let b = try await DownloadManager.open(stateDirectory: state, session: "b", configuration: configuration())
+            let location = try await backend.location(state: state)
+            let a = try await DownloadManager.open(store: location, session: "a", configuration: configuration())
+            let b = try await DownloadManager.open(store: location, session: "b", configuration: configuration())
             _ = try await (try await a.add([Support.request(server, "/file/a.bin", ["size": "100"], in: dir)], toGroup: "ga")).completion
             #expect(try await b.storedEvents(after: 0).isEmpty)
             #expect(try await a.storedEvents(after: 0).contains { $0.kind == .groupCompleted && $0.group == "ga" })
             #expect(await b.downloads().isEmpty)
-            let sessions = try await DownloadManager.storedSessions(stateDirectory: state).map(\.id)
+            let sessions = try await DownloadManager.storedSessions(store: location).map(\.id)
             #expect(sessions.contains("a"))
             await a.shutdown()
             await b.shutdown()

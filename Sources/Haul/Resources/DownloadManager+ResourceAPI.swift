@@ -34,7 +34,7 @@ extension DownloadManager {
 
     /// The book of owed finishing steps, beside the store (none for a store in memory).
     nonisolated var resourceBook: ResourceBook? {
-        store.path.map { ResourceBook(stateDirectory: URL(fileURLWithPath: $0).deletingLastPathComponent()) }
+        store.stateDirectory.map { ResourceBook(stateDirectory: $0) }
     }
 
     /// Watches the owed finishing steps of this session again (a manager opened by an app).

@@ -33,7 +33,14 @@ extension DownloadManager {
 
     /// Every session kept in the store at `stateDirectory`, with the settings it saved.
     package static func storedSessions(stateDirectory: URL) async throws(HaulError) -> [(id: String, settings: SessionSettings?)] {
-        try await DownloadStore.shared(directory: stateDirectory).sessions()
+        try await storedSessions(store: .directory(stateDirectory))
+    }
+
+    /// Every session kept in the store at `location`, with the settings it saved.
+    package static func storedSessions(
+        store location: StoreLocation, waitingUpTo wait: Duration = .zero
+    ) async throws(HaulError) -> [(id: String, settings: SessionSettings?)] {
+        try await location.open(waitingUpTo: wait).sessions()
     }
 
     /// Returns after the next write that stores events, after `timeout`, or at shutdown.

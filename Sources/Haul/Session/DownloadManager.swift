@@ -22,7 +22,7 @@ public actor DownloadManager: SessionBackend {
     public nonisolated let configuration: Configuration
     /// The session whose downloads this manager holds (its `identifier`).
     package nonisolated let session: String
-    let store: DownloadStore
+    let store: any DownloadStoring
     /// What the store is owed, and when it is written (see `StoreWriteQueue`).
     var writes = StoreWriteQueue(
         flushInterval: DownloadManager.storeFlushInterval, placementWindow: DownloadManager.placementBatchWindow)
@@ -116,7 +116,21 @@ public actor DownloadManager: SessionBackend {
         configuration: Configuration = Configuration(),
         continueInterrupted: Bool = true
     ) async throws(HaulError) -> DownloadManager {
-        let store = try DownloadStore.shared(directory: stateDirectory)
+        try await open(store: .directory(stateDirectory), session: session, configuration: configuration,
+                       continueInterrupted: continueInterrupted)
+    }
+
+    /// `open(stateDirectory:…)` on any store: a state directory's SQLite file or a PostgreSQL
+    /// database. A PostgreSQL server that does not answer is tried again for up to
+    /// `waitingUpTo` (see `StoreLocation.open`).
+    package static func open(
+        store location: StoreLocation,
+        waitingUpTo wait: Duration = .zero,
+        session: String = "default",
+        configuration: Configuration = Configuration(),
+        continueInterrupted: Bool = true
+    ) async throws(HaulError) -> DownloadManager {
+        let store = try await location.open(waitingUpTo: wait)
         let manager = DownloadManager(configuration: configuration, store: store, session: session)
         try await manager.restore(continueInterrupted: continueInterrupted)
         return manager
@@ -125,13 +139,13 @@ public actor DownloadManager: SessionBackend {
     /// `$XDG_STATE_HOME/haul`, else `~/.local/state/haul`: where `open` keeps its store by default.
     public static var defaultStateDirectory: URL { DownloadStore.defaultDirectory() }
 
-    init(configuration: Configuration, store: DownloadStore, session: String) {
+    init(configuration: Configuration, store: any DownloadStoring, session: String) {
         self.configuration = configuration
         self.store = store
         self.session = session
         self.retention = RetentionQueue(maxFinished: configuration.retention.maxFinished)
-        self.resourceSupervisor = ResourceSupervisor(book: store.path.map {
-            ResourceBook(stateDirectory: URL(fileURLWithPath: $0).deletingLastPathComponent())
+        self.resourceSupervisor = ResourceSupervisor(book: store.stateDirectory.map {
+            ResourceBook(stateDirectory: $0)
         } ?? ResourceBook(stateDirectory: URL(fileURLWithPath: NSTemporaryDirectory())))
         let outbox = configuration.keepsEventOutbox ? OutboxBuffer() : nil
         self.outbox = outbox

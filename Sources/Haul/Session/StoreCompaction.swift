@@ -16,15 +16,15 @@ extension DownloadManager {
     /// store: they wait for it (a managers already open keeps showing what it loaded).
     package static func compactStore(stateDirectory: URL, retention: Retention) async throws(HaulError) -> Compaction {
         let store = try DownloadStore.shared(directory: stateDirectory)
-        let before = store.sizeOnDisk
+        let before = await store.sizeOnDisk()
         let deleted = try await store.compact(retention: retention, maxEvents: retention.maxKeptEvents)
-        return Compaction(downloadsDeleted: deleted, bytesBefore: before, bytesAfter: store.sizeOnDisk)
+        return Compaction(downloadsDeleted: deleted, bytesBefore: before, bytesAfter: await store.sizeOnDisk())
     }
 }
 
 extension DownloadStore {
     /// Bytes of the database file and its write-ahead log (0 in memory).
-    var sizeOnDisk: Int64 {
+    func sizeOnDisk() async -> Int64 {
         guard let path else { return 0 }
         return [path, path + "-wal"].reduce(0) { total, file in
             total + (SystemCalls.describe(file)?.size ?? 0)

@@ -72,7 +72,8 @@ struct DownloadRowEncoder {
         try binder.finish()
     }
 
-    private func value(
+    /// The value of one column of `download`, as SQLite binds it (the PostgreSQL store binds the same values).
+    func value(
         of column: DownloadColumn, in download: borrowing StoredDownload, request: borrowing KeptRequest
     ) throws -> DatabaseValue {
         switch column {

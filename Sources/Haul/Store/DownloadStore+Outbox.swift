@@ -4,36 +4,6 @@ import GRDB
 /// The event outbox and session settings: what a daemon needs to give a returning client every
 /// event it missed, and to continue a session's downloads alone after a restart.
 extension DownloadStore {
-    /// Writes rows (`downloads` whole, `changed` only their progress columns), placement
-    /// intents, deletions and the events they caused in one transaction, so that
-    /// after a crash the outbox never says less (or more) than the downloads' states.
-    func save(
-        _ downloads: [StoredDownload], progressOf changed: [StoredDownload] = [], movingGroups groupMoves: [GroupMove] = [],
-        placements: [StoredPlacement] = [],
-        deleting deletions: [DownloadID] = [], deletingGroups groups: [String] = [], events: [StoredEvent],
-        trimmingEventsTo maxEvents: Int? = nil, session: String
-    ) async throws(HaulError) {
-        var writes: [StoreWrite] = []
-        if !deletions.isEmpty { writes.append(.delete(deletions)) }
-        if !groups.isEmpty { writes.append(.deleteEmptyGroups(session: session, groups)) }
-        if !downloads.isEmpty { writes.append(.save(downloads)) }
-        if !changed.isEmpty { writes.append(.saveProgress(changed)) }
-        if !groupMoves.isEmpty { writes.append(.moveToGroups(session: session, groupMoves)) }
-        if !placements.isEmpty { writes.append(.recordPlacements(placements)) }
-        if !events.isEmpty { writes.append(.appendEvents(session: session, events)) }
-        if let maxEvents { writes.append(.trimEvents(session: session, keeping: maxEvents)) }
-        guard !writes.isEmpty else { return }
-        try await committer.submit(writes.count == 1 ? writes[0] : .all(writes))
-    }
-
-    func acknowledgeEvents(session: String, through sequence: Int64) async throws(HaulError) {
-        try await committer.submit(.acknowledgeEvents(session: session, through: sequence))
-    }
-
-    func saveSettings(_ settings: SessionSettings, session: String) async throws(HaulError) {
-        try await committer.submit(.saveSessionSettings(session: session, settings))
-    }
-
     /// The session's unacknowledged events after `sequence`, oldest first.
     func events(session: String, after sequence: Int64, limit: Int) async throws(HaulError) -> [StoredEvent] {
         try await read("read the events of session '\(session)'") { db in

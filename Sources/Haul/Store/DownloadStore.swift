@@ -11,7 +11,7 @@ import NIOConcurrencyHelpers
 ///
 /// Writes go through a `GroupCommitter`, so that a burst of saves from many transfers becomes a
 /// few transactions; reads use the pool's reader connections and run alongside writes.
-final class DownloadStore: Sendable {
+final class DownloadStore: DownloadStoring {
     /// How long a write waits for another process's transaction before failing (SQLITE_BUSY).
     /// Generous, since a client may be saving a batch of 100,000 downloads.
     static let busyTimeout: TimeInterval = 30
@@ -110,28 +110,24 @@ final class DownloadStore: Sendable {
 
     // MARK: Writes
 
-    /// Inserts or replaces these downloads (by id) — and creates their groups' rows — in ONE
-    /// transaction. Concurrent callers are coalesced ("group commit", see `GroupCommitter`):
-    /// while a transaction is being written, further saves queue up and are written together in
-    /// the next one; each caller returns once its rows are committed.
-    func save(_ downloads: [StoredDownload]) async throws(HaulError) {
-        guard !downloads.isEmpty else { return }
-        try await committer.submit(.save(downloads))
+    /// Applies `write` in ONE transaction. Concurrent callers are coalesced ("group commit",
+    /// see `GroupCommitter`): while a transaction is being written, further writes queue up and
+    /// are written together in the next one, in arrival order (a delete after a save of the
+    /// same ID wins); each caller returns once its rows are committed.
+    func submit(_ write: StoreWrite) async throws(HaulError) {
+        try await committer.submit(write)
     }
 
-    /// Removes these downloads (and their segments); unknown IDs are ignored. Coalesced with
-    /// saves, and ordered with them: a delete after a save of the same ID wins.
+    var stateDirectory: URL? { path.map { URL(fileURLWithPath: $0).deletingLastPathComponent() } }
+
+    var isPersistent: Bool { path != nil }
+
     /// After a bulk write (thousands of rows), the writer's page cache holds pages a backlog of
     /// queued downloads does not need in memory: SQLite lets them go, then the process returns
     /// them to the system. Failure changes nothing but memory use.
     func releaseMemory() async {
         try? await writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA shrink_memory") }
         SystemCalls.releaseFreedMemory()
-    }
-
-    func delete(_ ids: [DownloadID]) async throws(HaulError) {
-        guard !ids.isEmpty else { return }
-        try await committer.submit(.delete(ids))
     }
 
     // MARK: Reads

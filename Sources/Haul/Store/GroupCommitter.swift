@@ -15,11 +15,14 @@ import NIOConcurrencyHelpers
 /// the durability promise to each caller is the same as with one transaction each; a
 /// transaction that fails fails every caller in it.
 ///
-/// Writes run on GRDB's writer queue through its callback API, never through a cancellable
-/// task: a caller's cancellation must not abort a transaction that carries other callers' rows.
+/// Writes run on GRDB's writer queue through its callback API (or, for PostgreSQL, in a task of
+/// their own), never in a caller's cancellable task: a caller's cancellation must not abort a
+/// transaction that carries other callers' rows.
 final class GroupCommitter: Sendable {
     typealias Apply = @Sendable (Database, [StoreWrite]) throws -> Void
     typealias Failure = @Sendable (any Error) -> HaulError
+    /// Writes a batch in one transaction of the store's own.
+    typealias Commit = @Sendable ([StoreWrite]) async -> Result<Void, HaulError>
 
     private enum Turn: Sendable {
         case lead
@@ -40,18 +43,26 @@ final class GroupCommitter: Sendable {
         var transactions = 0
     }
 
-    private let writer: any DatabaseWriter
-    private let apply: Apply
-    private let failure: Failure
+    private let commit: Commit
     private let state = NIOLockedValueBox(State())
 
+    /// A committer for a SQLite store.
     /// - Parameters:
     ///   - apply: performs a batch of changes inside the transaction the committer opened.
     ///   - failure: turns whatever the database threw into the error every caller receives.
-    init(writer: any DatabaseWriter, apply: @escaping Apply, failure: @escaping Failure) {
-        self.writer = writer
-        self.apply = apply
-        self.failure = failure
+    convenience init(writer: any DatabaseWriter, apply: @escaping Apply, failure: @escaping Failure) {
+        self.init { writes in
+            await withCheckedContinuation { continuation in
+                writer.asyncWrite({ db in try apply(db, writes) }, completion: { _, result in
+                    continuation.resume(returning: result.mapError(failure))
+                })
+            }
+        }
+    }
+
+    /// A committer whose `commit` writes each batch in one transaction.
+    init(commit: @escaping Commit) {
+        self.commit = commit
     }
 
     /// How many transactions were committed so far (observed by tests to see coalescing).
@@ -103,15 +114,5 @@ final class GroupCommitter: Sendable {
         }
         next?.continuation.resume(returning: .lead)
         return result
-    }
-
-    private func commit(_ writes: [StoreWrite]) async -> Result<Void, HaulError> {
-        let apply = self.apply
-        let failure = self.failure
-        return await withCheckedContinuation { continuation in
-            writer.asyncWrite({ db in try apply(db, writes) }, completion: { _, result in
-                continuation.resume(returning: result.mapError(failure))
-            })
-        }
     }
 }

@@ -31,6 +31,11 @@ package enum DaemonAssembly {
         /// one of them cannot be used, rather than reading them here where an unusable one
         /// could only be dropped (and its downloads sent out directly).
         package var proxy = ProxySettings.direct
+        /// Where the sessions' downloads are kept. Default: nil, the state directory's SQLite
+        /// file; `haul daemon --store postgresql://…` names a PostgreSQL database instead.
+        package var store: StoreLocation?
+        /// How long starting waits for a PostgreSQL server that does not answer. Default: 0.
+        package var storeWait: Duration = .zero
 
         package init(
             downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
@@ -73,7 +78,7 @@ package enum DaemonAssembly {
         options.transfers.apply(to: &managerConfiguration, sharing: overallLimit)
         let host = SessionHost(configuration: SessionHost.Configuration(
             stateDirectory: context.configuration.stateDirectory, defaultSettings: settings, manager: managerConfiguration,
-            maxDownloadResult: options.maxDownloadResult))
+            maxDownloadResult: options.maxDownloadResult, store: options.store, storeWait: options.storeWait))
         try await host.start()
         let defaultManager = try await host.manager(for: SessionHost.defaultSession)
 

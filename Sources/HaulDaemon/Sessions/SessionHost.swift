@@ -10,6 +10,11 @@ import Haul
 package actor SessionHost {
     package struct Configuration: Sendable {
         package var stateDirectory: URL
+        /// Where the sessions' downloads are kept: the state directory's SQLite file (the
+        /// default), or a PostgreSQL database (`haul daemon --store postgresql://…`).
+        package var store: StoreLocation
+        /// How long the first open waits for a PostgreSQL server that does not answer yet.
+        package var storeWait: Duration
         /// Used for sessions that never saved settings.
         package var defaultSettings: SessionSettings
         /// Everything else a session's manager is configured with.
@@ -20,9 +25,11 @@ package actor SessionHost {
 
         package init(
             stateDirectory: URL, defaultSettings: SessionSettings = SessionSettings(), manager: DownloadManager.Configuration = .init(),
-            maxDownloadResult: Int = 1_000
+            maxDownloadResult: Int = 1_000, store: StoreLocation? = nil, storeWait: Duration = .zero
         ) {
             self.stateDirectory = stateDirectory
+            self.store = store ?? .directory(stateDirectory)
+            self.storeWait = storeWait
             self.defaultSettings = defaultSettings
             self.manager = manager
             self.maxDownloadResult = maxDownloadResult
@@ -51,7 +58,8 @@ package actor SessionHost {
     /// programs using `DownloadManager` in the same state directory are theirs, not the
     /// daemon's), which continues their interrupted downloads.
     package func start() async throws(HaulError) {
-        for stored in try await DownloadManager.storedSessions(stateDirectory: configuration.stateDirectory) {
+        let stored = try await DownloadManager.storedSessions(store: configuration.store, waitingUpTo: configuration.storeWait)
+        for stored in stored {
             guard let settings = stored.settings else { continue }
             _ = try await manager(for: stored.id, settings: settings)
         }
@@ -119,9 +127,9 @@ package actor SessionHost {
         let isAria2Session = session == Self.defaultSession
         managerConfiguration.keepsEventOutbox = !isAria2Session
         if isAria2Session { managerConfiguration.retention.maxFinished = max(0, configuration.maxDownloadResult) }
-        let directory = configuration.stateDirectory
+        let store = configuration.store
         let task = Task { () async throws -> DownloadManager in
-            let manager = try await DownloadManager.open(stateDirectory: directory, session: session, configuration: managerConfiguration)
+            let manager = try await DownloadManager.open(store: store, session: session, configuration: managerConfiguration)
             // Events an earlier daemon kept for this session, which nobody will read.
             if isAria2Session { try await manager.acknowledgeEvents(through: .max) }
             // Saved every time: a session with settings is the daemon's, reopened at start.

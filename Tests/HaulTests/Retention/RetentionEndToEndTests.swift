@@ -22,14 +22,15 @@ struct RetentionEndToEndTests {
 
     /// Single downloads: once more than the bound have finished, the longest finished are
     /// forgotten, and a reopened store holds exactly the ones kept.
-    @Test func singleDownloadsBeyondTheBoundAreForgotten() async throws {
+    @Test(arguments: StoreBackend.allCases) func singleDownloadsBeyondTheBoundAreForgotten(_ backend: StoreBackend) async throws {
         try await withTestServer { server in
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             let dir = try temporary.subdirectory("dir")
             let state = try temporary.subdirectory("state")
+            let location = try await backend.location(state: state)
             var ids: [DownloadID] = []
-            let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: 3))
+            let manager = try await DownloadManager.open(store: location, configuration: configuration(keeping: 3))
             for request in requests(server, 6, in: dir) {
                 let id = try await manager.enqueue(request)
                 // One at a time, so that the order they finish in is known.
@@ -42,7 +43,7 @@ struct RetentionEndToEndTests {
             // Every file stays where it was placed: forgetting a record never touches a file.
             #expect(Support.listing(dir).count == 6)
 
-            let reopened = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: nil))
+            let reopened = try await DownloadManager.open(store: location, configuration: configuration(keeping: nil))
             #expect(await reopened.downloads().map(\.id) == Array(ids.suffix(3)))
             await reopened.shutdown()
         }
@@ -67,16 +68,17 @@ struct RetentionEndToEndTests {
 
     /// Opening a store prunes the finished downloads beyond the bound before loading: the
     /// newest are kept; unfinished ones are never pruned.
-    @Test func openingPrunesOldFinishedDownloads() async throws {
+    @Test(arguments: StoreBackend.allCases) func openingPrunesOldFinishedDownloads(_ backend: StoreBackend) async throws {
         try await withTestServer { server in
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             let dir = try temporary.subdirectory("dir")
             let state = try temporary.subdirectory("state")
+            let location = try await backend.location(state: state)
             var finished: [DownloadID] = []
             let paused: DownloadID
             do {
-                let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: nil))
+                let manager = try await DownloadManager.open(store: location, configuration: configuration(keeping: nil))
                 for request in requests(server, 5, in: dir) {
                     let id = try await manager.enqueue(request)
                     _ = try await manager.finished(id)
@@ -87,7 +89,7 @@ struct RetentionEndToEndTests {
                 paused = try await manager.add(slow, queueIndex: nil, paused: true)
                 await manager.shutdown()
             }
-            let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: 2))
+            let manager = try await DownloadManager.open(store: location, configuration: configuration(keeping: 2))
             #expect(await manager.downloads().map(\.id) == Array(finished.suffix(2)) + [paused])
             await manager.shutdown()
         }
@@ -96,21 +98,22 @@ struct RetentionEndToEndTests {
     /// With `loadsEarlierFinished` off, a reopened manager holds only what is unfinished, and
     /// a request made again still finds its completed download in the store: nothing is
     /// fetched again and the file is not placed a second time.
-    @Test func requestMadeAgainIsFoundInTheStore() async throws {
+    @Test(arguments: StoreBackend.allCases) func requestMadeAgainIsFoundInTheStore(_ backend: StoreBackend) async throws {
         try await withTestServer { server in
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             let dir = try temporary.subdirectory("dir")
             let state = try temporary.subdirectory("state")
+            let location = try await backend.location(state: state)
             let batch = requests(server, 4, in: dir, key: "again")
             let config = configuration(keeping: 100, loadsEarlierFinished: false)
             do {
-                let manager = try await DownloadManager.open(stateDirectory: state, configuration: config)
+                let manager = try await DownloadManager.open(store: location, configuration: config)
                 #expect(try await manager.add(batch, toGroup: "first", continuingExisting: true).completion.succeeded)
                 await manager.shutdown()
             }
             #expect(server.requests(forKey: "again").count == 4)
-            let manager = try await DownloadManager.open(stateDirectory: state, configuration: config)
+            let manager = try await DownloadManager.open(store: location, configuration: config)
             #expect(await manager.downloads().isEmpty)
             let summary = try await manager.add(batch, toGroup: "second", continuingExisting: true).completion
             #expect(summary.completed.count == 4)
@@ -122,20 +125,21 @@ struct RetentionEndToEndTests {
 
     /// The same URLs fetched into another directory are new downloads, and the earlier ones
     /// (of another directory) are not loaded to find that out.
-    @Test func sameURLsIntoAnotherDirectoryLoadNothingEarlier() async throws {
+    @Test(arguments: StoreBackend.allCases) func sameURLsIntoAnotherDirectoryLoadNothingEarlier(_ backend: StoreBackend) async throws {
         try await withTestServer { server in
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             let first = try temporary.subdirectory("first")
             let second = try temporary.subdirectory("second")
             let state = try temporary.subdirectory("state")
+            let location = try await backend.location(state: state)
             let config = configuration(keeping: 100, loadsEarlierFinished: false)
             do {
-                let manager = try await DownloadManager.open(stateDirectory: state, configuration: config)
+                let manager = try await DownloadManager.open(store: location, configuration: config)
                 #expect(try await manager.add(requests(server, 3, in: first), toGroup: "a", continuingExisting: true).completion.succeeded)
                 await manager.shutdown()
             }
-            let manager = try await DownloadManager.open(stateDirectory: state, configuration: config)
+            let manager = try await DownloadManager.open(store: location, configuration: config)
             let summary = try await manager.add(requests(server, 3, in: second), toGroup: "b", continuingExisting: true).completion
             #expect(summary.completed.count == 3)
             #expect(await manager.downloads().count == 3)
@@ -146,15 +150,16 @@ struct RetentionEndToEndTests {
 
     /// An unfinished download left alone for longer than `abandonsUnfinishedAfter` is canceled
     /// when the store is opened, its part file deleted; a younger one is left as it was.
-    @Test func abandonedUnfinishedDownloadsAreCanceled() async throws {
+    @Test(arguments: StoreBackend.allCases) func abandonedUnfinishedDownloadsAreCanceled(_ backend: StoreBackend) async throws {
         try await withTestServer { server in
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             let dir = try temporary.subdirectory("dir")
             let state = try temporary.subdirectory("state")
+            let location = try await backend.location(state: state)
             let id: DownloadID
             do {
-                let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: nil))
+                let manager = try await DownloadManager.open(store: location, configuration: configuration(keeping: nil))
                 let events = manager.managerEvents()
                 id = try await manager.enqueue(Support.request(
                     server, "/file/left.bin", ["size": "\(1 << 20)", "rate": "100000"], in: dir, name: "left.bin"))
@@ -168,13 +173,13 @@ struct RetentionEndToEndTests {
             #expect(!Support.leftovers(dir).isEmpty, "the paused download keeps its part file")
             var keepYoung = configuration(keeping: nil)
             keepYoung.retention.abandonsUnfinishedAfter = .seconds(3600)
-            let young = try await DownloadManager.open(stateDirectory: state, configuration: keepYoung)
+            let young = try await DownloadManager.open(store: location, configuration: keepYoung)
             #expect(await young.snapshot(id)?.state == .paused)
             await young.shutdown()
 
             var abandonNow = configuration(keeping: nil)
             abandonNow.retention.abandonsUnfinishedAfter = .zero
-            let manager = try await DownloadManager.open(stateDirectory: state, configuration: abandonNow)
+            let manager = try await DownloadManager.open(store: location, configuration: abandonNow)
             #expect(await manager.snapshot(id)?.state == .canceled)
             await manager.shutdown()
             #expect(Support.leftovers(dir).isEmpty, "its part file is deleted")
@@ -182,8 +187,8 @@ struct RetentionEndToEndTests {
     }
 
     /// The outbox keeps at most `maxKeptEvents` of a session's events: the oldest go.
-    @Test func outboxIsTrimmedToItsBound() async throws {
-        let store = try DownloadStore.open(directory: nil)
+    @Test(arguments: StoreBackend.allCases) func outboxIsTrimmedToItsBound(_ backend: StoreBackend) async throws {
+        let store = try await backend.open()
         let events = (0..<30).map { n in StoredEvent(kind: .canceled, download: nil, date: Date(timeIntervalSince1970: Double(n))) }
         try await store.save([], events: events, session: "s")
         try await store.save([], events: [], trimmingEventsTo: 10, session: "s")
@@ -192,18 +197,41 @@ struct RetentionEndToEndTests {
         #expect(kept.first?.sequence == 21)
     }
 
+    /// Compaction prunes every session to the bound (oldest first) and trims every outbox,
+    /// leaving alone a finished download an unacknowledged event names.
+    @Test(arguments: StoreBackend.allCases) func compactionPrunesEverySessionAndKeepsPinned(_ backend: StoreBackend) async throws {
+        let store = try await backend.open()
+        func finished(_ n: Int, _ session: String) -> StoredDownload {
+            var download = StoreTests.minimal(n, session: session)
+            download.state = .completed
+            return download
+        }
+        let a = (1...5).map { finished($0, "a") }
+        try await store.save(a + [finished(6, "b"), finished(7, "b")])
+        let noise = (0..<29).map { n in StoredEvent(kind: .started, download: a[4].id, date: Date(timeIntervalSince1970: Double(n))) }
+        // The oldest download's end is the newest event: trimming keeps it, so retention must too.
+        try await store.save([], events: noise + [StoredEvent(kind: .completed, download: a[0].id)], session: "a")
+
+        let deleted = try await store.compact(retention: DownloadManager.Retention(maxFinished: 2), maxEvents: 10)
+        #expect(deleted == 2)
+        #expect(try await store.loadAll(session: "a").map(\.id) == [a[0].id, a[3].id, a[4].id])
+        #expect(try await store.loadAll(session: "b").count == 2)
+        #expect(try await store.events(session: "a", after: 0, limit: 100).count == 10)
+    }
+
     /// Finished downloads older than `maxAge` are pruned when the store is opened.
-    @Test func oldFinishedDownloadsArePrunedByAge() async throws {
+    @Test(arguments: StoreBackend.allCases) func oldFinishedDownloadsArePrunedByAge(_ backend: StoreBackend) async throws {
         try await withTestServer { server in
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             let dir = try temporary.subdirectory("dir")
             let state = try temporary.subdirectory("state")
-            let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration(keeping: nil))
+            let location = try await backend.location(state: state)
+            let manager = try await DownloadManager.open(store: location, configuration: configuration(keeping: nil))
             let id = try await manager.enqueue(requests(server, 1, in: dir)[0])
             _ = try await manager.finished(id)
             await manager.shutdown()
-            let store = try DownloadStore.shared(directory: state)
+            let store = try await location.open()
             var rule = DownloadManager.Retention(maxFinished: nil, maxAge: .seconds(3600))
             #expect(try await store.prune(session: "default", retention: rule) == 0)
             rule.maxAge = .seconds(3600)

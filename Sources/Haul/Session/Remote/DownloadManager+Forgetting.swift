@@ -34,7 +34,7 @@ extension DownloadManager {
     /// store lives in memory (`init(configuration:)`: nothing survives the process), or when the
     /// write failed (a full disk, say), with why. What aria2's `saveSession` promises.
     package func saveStore() async throws(HaulError) {
-        guard store.path != nil else {
+        guard store.isPersistent else {
             throw HaulError(.invalidState, "this manager keeps its downloads in memory; there is no store to save them to")
         }
         guard await flushDirty() else {

@@ -1,0 +1,68 @@
+import Foundation
+import PostgresNIO
+
+/// Turns what PostgreSQL or postgres-nio threw into the `HaulError` callers receive, and
+/// connects with retries while a server does not answer yet.
+///
+/// Every message names the database (never its password). A server that cannot be reached reads
+/// as `.connectionFailed`, anything the server refused (a login, a statement) as `.fileSystem`,
+/// like the SQLite store's failures, so callers treat both stores alike.
+enum PostgresFailure {
+    static func error(_ error: any Error, _ action: String, address: PostgresAddress) -> HaulError {
+        if let error = error as? HaulError { return error }
+        if error is CancellationError {
+            return HaulError(.canceled, "canceled while trying to \(action) in \(address)")
+        }
+        if let psql = error as? PSQLError {
+            if let server = psql.serverInfo {
+                let message = server[.message] ?? "error"
+                let state = server[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
+                return HaulError(.fileSystem, "cannot \(action) in \(address): \(message)\(state)")
+            }
+            if isUnreachable(psql) {
+                return HaulError(.connectionFailed, "cannot \(action) in \(address): the server cannot be reached (\(psql.code))")
+            }
+            return HaulError(.fileSystem, "cannot \(action) in \(address): \(psql.code)\(psql.underlying.map { ": \($0)" } ?? "")")
+        }
+        return HaulError(.fileSystem, "cannot \(action) in \(address): \(error)")
+    }
+
+    /// Whether the error says the server was not there (nothing listening, no route, a
+    /// connection that broke), as opposed to a server that answered with a refusal.
+    static func isUnreachable(_ error: PSQLError) -> Bool {
+        error.code == .connectionError || error.code == .serverClosedConnection
+            || error.code == .uncleanShutdown || error.code == .poolClosed
+    }
+
+    /// A connection of its own (for the migrations), tried again every half second up to `wait`
+    /// while the server cannot be reached. A server that answers and refuses (a wrong password,
+    /// no such database) fails at once: waiting will not change its mind.
+    static func connect(_ address: PostgresAddress, waitingUpTo wait: Duration) async throws(HaulError) -> PostgresConnection {
+        let deadline = ContinuousClock.now.advanced(by: wait)
+        var configuration = PostgresConnection.Configuration(
+            host: address.host, port: address.port, username: address.user, password: address.password,
+            database: address.database, tls: connectionTLS(address.tls))
+        configuration.options.connectTimeout = .seconds(10)
+        while true {
+            do {
+                return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: PostgresStore.logger)
+            } catch {
+                let failure = Self.error(error, "connect to the download store", address: address)
+                guard failure.code == .connectionFailed, ContinuousClock.now < deadline else { throw failure }
+                do {
+                    try await Task.sleep(for: .milliseconds(500))
+                } catch {
+                    throw HaulError(.canceled, "canceled while waiting for \(address) to answer")
+                }
+            }
+        }
+    }
+
+    private static func connectionTLS(_ mode: PostgresAddress.TLSMode) -> PostgresConnection.Configuration.TLS {
+        switch mode {
+        case .disable: return .disable
+        case .prefer: return .prefer(try! .init(configuration: .makeClientConfiguration()))
+        case .require: return .require(try! .init(configuration: .makeClientConfiguration()))
+        }
+    }
+}

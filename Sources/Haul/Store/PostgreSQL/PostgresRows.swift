@@ -1,0 +1,143 @@
+import Foundation
+import GRDB
+import PostgresNIO
+
+/// The `haul.download` statements of the PostgreSQL store, and downloads bound into them and
+/// read back from them.
+///
+/// The columns and their values are the SQLite store's (`DownloadColumn`,
+/// `DownloadRowEncoder.value(of:in:request:)`), so that both stores keep the same facts in
+/// the same shapes; only the placeholders (`$1`) and `skipped` (a boolean here) differ.
+enum PostgresRows {
+    private static let columnList = DownloadColumn.all.map(\.name).joined(separator: ", ")
+
+    /// Inserts a download, or updates every column of the row with the same ID (its
+    /// `ordinal`, the insertion order, stays).
+    static let upsertSQL: String = {
+        let placeholders = DownloadColumn.all.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+        let updates = DownloadColumn.all.filter { $0 != .id }.map { "\($0.name) = excluded.\($0.name)" }
+        return """
+            INSERT INTO haul.download (\(columnList)) VALUES (\(placeholders))
+            ON CONFLICT (id) DO UPDATE SET \(updates.joined(separator: ", "))
+            """
+    }()
+
+    /// Updates the `DownloadColumn.progress` columns of a row (the ID is bound last).
+    static let progressUpdateSQL: String = {
+        let sets = DownloadColumn.progress.enumerated().map { "\($1.name) = $\($0 + 1)" }
+        return "UPDATE haul.download SET \(sets.joined(separator: ", ")) WHERE id = $\(DownloadColumn.progress.count + 1)"
+    }()
+
+    /// Selects every column, in case order; append a WHERE / ORDER BY clause.
+    static let selectSQL = "SELECT \(columnList) FROM haul.download"
+
+    /// The finished states, as stored.
+    static let finishedStates = "('completed', 'failed', 'canceled')"
+
+    /// Every column of `download`, for `upsertSQL`.
+    static func upsert(_ download: StoredDownload, encoder: DownloadRowEncoder) throws -> PostgresQuery {
+        PostgresQuery(unsafeSQL: upsertSQL, binds: try bindings(DownloadColumn.all, of: download, encoder: encoder))
+    }
+
+    /// The progress columns of `download`, then its ID, for `progressUpdateSQL`.
+    static func progressUpdate(_ download: StoredDownload, encoder: DownloadRowEncoder) throws -> PostgresQuery {
+        var binds = try bindings(DownloadColumn.progress, of: download, encoder: encoder)
+        binds.append(Int64(bitPattern: download.id.rawValue))
+        return PostgresQuery(unsafeSQL: progressUpdateSQL, binds: binds)
+    }
+
+    private static func bindings(
+        _ columns: [DownloadColumn], of download: StoredDownload, encoder: DownloadRowEncoder
+    ) throws -> PostgresBindings {
+        var binds = PostgresBindings(capacity: columns.count + 1)
+        for column in columns {
+            let value = try encoder.value(of: column, in: download, request: download.kept)
+            switch value.storage {
+            case .null: binds.appendNull()
+            case .int64(let number) where column == .skipped: binds.append(number != 0)
+            case .int64(let number): binds.append(number)
+            case .double(let number): binds.append(number)
+            case .string(let text): binds.append(text)
+            case .blob: throw StoredRowError("column \(column.name) has no binary form")
+            }
+        }
+        return binds
+    }
+}
+
+/// Turns rows selected with `PostgresRows.selectSQL` back into downloads. Create one per read.
+struct PostgresRowDecoder {
+    private let json = JSONColumns()
+
+    /// Throws `StoredRowError` naming the download when any column cannot be read back.
+    func download(from row: PostgresRow) throws -> StoredDownload {
+        let cells = row.makeRandomAccess()
+        do {
+            return try decode(cells)
+        } catch {
+            let id = (try? cells[DownloadColumn.id.rawValue].decode(Int64.self))
+                .map { DownloadID(rawValue: UInt64(bitPattern: $0)).description } ?? "?"
+            throw StoredRowError("download \(id) cannot be read back: \(error)")
+        }
+    }
+
+    private func decode(_ cells: PostgresRandomAccessRow) throws -> StoredDownload {
+        func column<Value: PostgresDecodable>(_ column: DownloadColumn) throws -> Value {
+            try cells[column.rawValue].decode(Value.self)
+        }
+        func optional<Value: PostgresDecodable>(_ column: DownloadColumn) throws -> Value? where Value._DecodableType == Value {
+            try cells[column.rawValue].decode(Value?.self)
+        }
+        func parsed<Value: RawRepresentable<String>>(_ column: DownloadColumn) throws -> Value {
+            let text: String = try self.text(cells, column)
+            guard let value = Value(rawValue: text) else { throw StoredRowError("unknown \(column.name) '\(text)'") }
+            return value
+        }
+
+        let urlText: String = try column(.url)
+        guard let url = URL(string: urlText) else { throw StoredRowError("invalid url '\(urlText)'") }
+        let finalURL = try (optional(.finalURL) as String?).map { text in
+            guard let url = URL(string: text) else { throw StoredRowError("invalid finalURL '\(text)'") }
+            return url
+        }
+        let priority: Int64 = try column(.priority)
+        let attempts: Int64 = try column(.attempts)
+        var request = DownloadRequest(
+            url: url,
+            directory: StoredURL.directory(try column(.directory)),
+            fileName: try optional(.fileName),
+            headers: try json.decodeHeaders(try column(.headers)),
+            checksums: try json.decodeChecksums(try column(.checksums)),
+            priority: Int(priority),
+            conflictPolicy: try parsed(.conflictPolicy),
+            metadata: try json.decodeMetadata(try column(.metadata)))
+        try json.decode(optional: TransferOptionsColumn.self, try optional(.transferOptions))?.apply(to: &request)
+        request.mirrors = try MirrorsColumn.urls(try optional(.mirrors))
+        return StoredDownload(
+            id: DownloadID(rawValue: UInt64(bitPattern: try column(.id))),
+            session: try column(.session),
+            group: try optional(.groupName),
+            position: try column(.position),
+            kept: KeptRequest(request),
+            partKey: try column(.partKey),
+            state: try parsed(.state),
+            finalURL: finalURL,
+            validator: try json.decodeValidator(try optional(.validator)),
+            expectedLength: try optional(.expectedLength),
+            durableOffset: try column(.durableOffset),
+            placement: try json.decodePlacement(try optional(.placement)),
+            filePath: try optional(.filePath),
+            fileSize: try optional(.fileSize),
+            fileModified: (try optional(.fileModified) as Double?).map(StoredDate.date),
+            skipped: try column(.skipped),
+            verifiedChecksums: try json.decodeChecksums(try column(.verifiedChecksums)),
+            error: try json.decode(optional: StoredError.self, try optional(.error)),
+            attempts: Int(attempts),
+            createdAt: StoredDate.date(try column(.createdAt)),
+            updatedAt: StoredDate.date(try column(.updatedAt)))
+    }
+
+    private func text(_ cells: PostgresRandomAccessRow, _ column: DownloadColumn) throws -> String {
+        try cells[column.rawValue].decode(String.self)
+    }
+}

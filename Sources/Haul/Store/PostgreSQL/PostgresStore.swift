@@ -1,0 +1,161 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import PostgresNIO
+
+/// The PostgreSQL store: sessions, groups, downloads, segments and outboxes in a database
+/// several processes (and, later, several machines) can reach.
+///
+/// Same promises as the SQLite store (`DownloadStore`): a batch of `StoreWrite`s commits in one
+/// transaction, in arrival order (`GroupCommitter`, as there); events get increasing sequence
+/// numbers per session, never reused; retention never forgets what the outbox pins.
+///
+/// Connections come from a `PostgresClient` pool, run by a task this store owns for as long
+/// as it lives.
+final class PostgresStore: DownloadStoring {
+    /// Logs nothing: failures reach callers as `HaulError`s.
+    static let logger = Logger(label: "haul.store.postgresql", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// Connections at most in the pool: one writer at a time (the committer), readers beside it.
+    static let maximumConnections = 8
+
+    let address: PostgresAddress
+    let stateDirectory: URL?
+    let client: PostgresClient
+    private let running: Task<Void, Never>
+    let committer: GroupCommitter
+
+    var isPersistent: Bool { true }
+
+    private init(address: PostgresAddress, stateDirectory: URL?) {
+        self.address = address
+        self.stateDirectory = stateDirectory
+        let client = PostgresClient(configuration: Self.clientConfiguration(address))
+        self.client = client
+        self.running = Task { await client.run() }
+        self.committer = GroupCommitter { [client, address] writes in
+            // A task of its own: a caller's cancellation must not abort others' rows.
+            await Task {
+                do {
+                    try await client.withTransaction(logger: Self.logger) { connection in
+                        try await PostgresWrites.apply(writes, on: connection)
+                    }
+                    return .success(())
+                } catch {
+                    return .failure(PostgresFailure.error(error, "save downloads", address: address))
+                }
+            }.value
+        }
+    }
+
+    deinit {
+        running.cancel()
+    }
+
+    /// Connects (trying again for up to `wait` while the server does not answer), brings the
+    /// schema up to date, and opens the pool.
+    static func open(address: PostgresAddress, stateDirectory: URL?, waitingUpTo wait: Duration) async throws(HaulError) -> PostgresStore {
+        let connection = try await PostgresFailure.connect(address, waitingUpTo: wait)
+        do {
+            try await PostgresSchema.migrate(on: connection)
+            try? await connection.close()
+        } catch {
+            try? await connection.close()
+            throw PostgresFailure.error(error, "bring the store's tables up to date", address: address)
+        }
+        return PostgresStore(address: address, stateDirectory: stateDirectory)
+    }
+
+    static func clientConfiguration(_ address: PostgresAddress) -> PostgresClient.Configuration {
+        var configuration = PostgresClient.Configuration(
+            host: address.host, port: address.port, username: address.user, password: address.password,
+            database: address.database, tls: tls(address.tls))
+        configuration.options.maximumConnections = maximumConnections
+        return configuration
+    }
+
+    static func tls(_ mode: PostgresAddress.TLSMode) -> PostgresClient.Configuration.TLS {
+        switch mode {
+        case .disable: return .disable
+        case .prefer: return .prefer(.makeClientConfiguration())
+        case .require: return .require(.makeClientConfiguration())
+        }
+    }
+
+    private static let openStores = NIOLockedValueBox<[PostgresAddress: WeakStore]>([:])
+
+    /// Read and written only under `openStores`' lock.
+    private struct WeakStore: @unchecked Sendable {
+        weak var store: PostgresStore?
+    }
+
+    /// One store per database in a process: a daemon's managers share its pool and its group commits.
+    static func shared(address: PostgresAddress, stateDirectory: URL?, waitingUpTo wait: Duration) async throws(HaulError) -> PostgresStore {
+        if let open = openStores.withLockedValue({ $0[address]?.store }) { return open }
+        let store = try await open(address: address, stateDirectory: stateDirectory, waitingUpTo: wait)
+        return openStores.withLockedValue { stores in
+            if let raced = stores[address]?.store { return raced }
+            stores[address] = WeakStore(store: store)
+            return store
+        }
+    }
+
+    // MARK: Writes
+
+    func submit(_ write: StoreWrite) async throws(HaulError) {
+        try await committer.submit(write)
+    }
+
+    /// Nothing to give back: the rows live in the server.
+    func releaseMemory() async {}
+
+    /// The store's tables and indexes, as the server counts them.
+    func sizeOnDisk() async -> Int64 {
+        (try? await read("measure the store") { connection in
+            try await connection.one(
+                "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'haul' AND c.relkind = 'r'",
+                as: Int64.self)
+        }) ?? 0
+    }
+
+    /// Runs `body` on a connection of the pool, mapping failures to `HaulError`.
+    func read<Value: Sendable>(
+        _ action: String, _ body: (PostgresConnection) async throws -> sending Value
+    ) async throws(HaulError) -> Value {
+        do {
+            return try await client.withConnection { connection in try await body(connection) }
+        } catch {
+            throw PostgresFailure.error(error, action, address: address)
+        }
+    }
+
+    /// Runs `body` in a transaction of its own, mapping failures to `HaulError`.
+    func write<Value: Sendable>(
+        _ action: String, _ body: (PostgresConnection) async throws -> sending Value
+    ) async throws(HaulError) -> Value {
+        do {
+            return try await client.withTransaction(logger: Self.logger) { connection in try await body(connection) }
+        } catch {
+            throw PostgresFailure.error(error, action, address: address)
+        }
+    }
+}
+
+extension PostgresConnection {
+    /// The single value of a query's single row (nil when it returns no row).
+    func one<Value: PostgresDecodable>(_ query: PostgresQuery, as type: Value.Type) async throws -> Value? {
+        var value: Value?
+        for try await row in try await self.query(query, logger: PostgresStore.logger) {
+            value = try row.makeRandomAccess()[0].decode(Value.self)
+        }
+        return value
+    }
+
+    /// Every row of a query, decoded by `decode`.
+    func all<Value>(_ query: PostgresQuery, _ decode: (PostgresRow) throws -> Value) async throws -> [Value] {
+        var values: [Value] = []
+        for try await row in try await self.query(query, logger: PostgresStore.logger) {
+            values.append(try decode(row))
+        }
+        return values
+    }
+}
