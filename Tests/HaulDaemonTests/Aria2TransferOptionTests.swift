@@ -161,9 +161,11 @@ import Testing
     @Test func concurrentChangesOfOneDownloadKeepEach() async throws {
         try await Aria2Fixture.run(transfers: Self.splittable) { f in
             let size = 2 << 20
-            let gid = try await f.add(f.url("both.bin", size: size, seed: 47, rate: 1 << 20, extra: ["key": "both"]))
+            // Slow enough (256 KiB/s a connection) that the download is still running when the
+            // second of the two changes, queued behind the first one's restart, is made.
+            let gid = try await f.add(f.url("both.bin", size: size, seed: 47, rate: 1 << 18, extra: ["key": "both"]))
             let id = try #require(DownloadID(gid))
-            try await waitUntil("256 KiB to arrive") { await (f.manager.snapshot(id)?.progress.completedBytes ?? 0) >= 256 << 10 }
+            try await waitUntil("64 KiB to arrive") { await (f.manager.snapshot(id)?.progress.completedBytes ?? 0) >= 64 << 10 }
             async let connections = f.client.result("aria2.changeOption", [.string(gid), ["split": "4", "max-connection-per-server": "4"]])
             async let limit = f.client.result("aria2.changeOption", [.string(gid), ["max-download-limit": "3M"]])
             #expect(try await connections == "OK")

@@ -234,7 +234,8 @@ struct Aria2Fixture: Sendable {
     func finished(_ gid: String) async throws {
         guard let id = DownloadID(gid) else { throw RPCTest.Failure("\(gid) is not a GID") }
         let manager = self.manager
-        _ = try await withTimeLimit("\(gid) to finish", within: .seconds(30)) { try await manager.finished(id) }
+        // Generous: a full suite on two cores can hold a one-second transfer back for long.
+        _ = try await withTimeLimit("\(gid) to finish", within: .seconds(90)) { try await manager.finished(id) }
     }
 
     /// GIDs of a tellWaiting/tellStopped/tellActive result.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A part file's open file and directory, closed together when the last `PartFile` copy that
 /// shares them lets go: the lock on the file goes with the descriptor, so it is held exactly
 /// as long as someone may still write or rename the file, the verified file waiting for its
@@ -40,6 +42,22 @@ final class OpenPartFile: Sendable {
 extension PartFile {
     /// How many times opening gives way to someone changing the entry meanwhile.
     private static let openAttempts = 8
+
+    /// Takes the part file's lock, giving its holder up to about a second to let go.
+    ///
+    /// A transfer of this very process that was just stopped to start again in its slot (a
+    /// request changed while it ran) may hold its descriptor a moment longer, in the HTTP
+    /// client's last callbacks: failing at once made the restarted download fail with
+    /// "being written by another download". A download of another process holds the lock for
+    /// as long as it runs, and a second's wait changes nothing for it. The wait blocks its
+    /// thread, but only when the lock is taken, which is rare and short.
+    private static func lock(_ descriptor: Int32, path: String) throws(HaulError) -> Bool {
+        for _ in 0..<40 {
+            if try SystemCalls.tryLock(descriptor, path: path) { return true }
+            Thread.sleep(forTimeInterval: 0.025)
+        }
+        return try SystemCalls.tryLock(descriptor, path: path)
+    }
 
     /// Opens and locks the part file (once; later calls keep the open one). `creating`: make
     /// it when missing. Returns false when it is missing and `creating` is false. With
@@ -86,7 +104,7 @@ extension PartFile {
             }
             let locked: Bool
             do {
-                locked = try SystemCalls.tryLock(descriptor, path: path)
+                locked = try Self.lock(descriptor, path: path)
             } catch {
                 SystemCalls.close(descriptor)
                 throw error
