@@ -117,70 +117,21 @@ struct DownloadRowDecoder {
 
     /// Throws `StoredRowError` naming the download when any column cannot be read back.
     func download(from row: Row) throws -> StoredDownload {
-        do {
-            return try decode(row)
-        } catch {
-            let id = (try? row.decode(Int64.self, atIndex: DownloadColumn.id.rawValue))
-                .map { DownloadID(rawValue: UInt64(bitPattern: $0)).description } ?? "?"
-            throw StoredRowError("download \(id) cannot be read back: \(error)")
-        }
+        try SQLiteRowCells(row: row).storedDownload(json: json)
     }
+}
 
-    private func decode(_ row: Row) throws -> StoredDownload {
-        func column<Value: DatabaseValueConvertible & StatementColumnConvertible>(_ column: DownloadColumn) throws -> Value {
-            try row.decode(Value.self, atIndex: column.rawValue)
-        }
-        func optional<Value: DatabaseValueConvertible & StatementColumnConvertible>(_ column: DownloadColumn) throws -> Value? {
-            try row.decode(Value?.self, atIndex: column.rawValue)
-        }
-        func parsed<Value: RawRepresentable<String>>(_ column: DownloadColumn) throws -> Value {
-            let text: String = try row.decode(String.self, atIndex: column.rawValue)
-            guard let value = Value(rawValue: text) else {
-                throw StoredRowError("unknown \(column.name) '\(text)'")
-            }
-            return value
-        }
+/// A SQLite row's cells, read by column index.
+private struct SQLiteRowCells: DownloadRowCells {
+    let row: Row
 
-        let urlText: String = try column(.url)
-        guard let url = URL(string: urlText) else { throw StoredRowError("invalid url '\(urlText)'") }
-        let finalURL = try (optional(.finalURL) as String?).map { text in
-            guard let url = URL(string: text) else { throw StoredRowError("invalid finalURL '\(text)'") }
-            return url
-        }
-        var request = DownloadRequest(
-            url: url,
-            directory: StoredURL.directory(try column(.directory)),
-            fileName: try optional(.fileName),
-            headers: try json.decodeHeaders(try column(.headers)),
-            checksums: try json.decodeChecksums(try column(.checksums)),
-            priority: try column(.priority),
-            conflictPolicy: try parsed(.conflictPolicy),
-            metadata: try json.decodeMetadata(try column(.metadata)))
-        try json.decode(optional: TransferOptionsColumn.self, try optional(.transferOptions))?.apply(to: &request)
-        request.mirrors = try MirrorsColumn.urls(try optional(.mirrors))
-        return StoredDownload(
-            id: DownloadID(rawValue: UInt64(bitPattern: try column(.id))),
-            session: try column(.session),
-            group: try optional(.groupName),
-            position: try column(.position),
-            kept: KeptRequest(request),
-            partKey: try column(.partKey),
-            state: try parsed(.state),
-            finalURL: finalURL,
-            validator: try json.decodeValidator(try optional(.validator)),
-            expectedLength: try optional(.expectedLength),
-            durableOffset: try column(.durableOffset),
-            placement: try json.decodePlacement(try optional(.placement)),
-            filePath: try optional(.filePath),
-            fileSize: try optional(.fileSize),
-            fileModified: (try optional(.fileModified) as Double?).map(StoredDate.date),
-            skipped: try column(.skipped),
-            verifiedChecksums: try json.decodeChecksums(try column(.verifiedChecksums)),
-            error: try json.decode(optional: StoredError.self, try optional(.error)),
-            attempts: try column(.attempts),
-            createdAt: StoredDate.date(try column(.createdAt)),
-            updatedAt: StoredDate.date(try column(.updatedAt)))
-    }
+    func text(_ column: DownloadColumn) throws -> String { try row.decode(String.self, atIndex: column.rawValue) }
+    func optionalText(_ column: DownloadColumn) throws -> String? { try row.decode(String?.self, atIndex: column.rawValue) }
+    func integer(_ column: DownloadColumn) throws -> Int64 { try row.decode(Int64.self, atIndex: column.rawValue) }
+    func optionalInteger(_ column: DownloadColumn) throws -> Int64? { try row.decode(Int64?.self, atIndex: column.rawValue) }
+    func real(_ column: DownloadColumn) throws -> Double { try row.decode(Double.self, atIndex: column.rawValue) }
+    func optionalReal(_ column: DownloadColumn) throws -> Double? { try row.decode(Double?.self, atIndex: column.rawValue) }
+    func flag(_ column: DownloadColumn) throws -> Bool { try row.decode(Bool.self, atIndex: column.rawValue) }
 }
 
 /// Dates as REAL seconds since Foundation's reference date, so they round-trip exactly

@@ -71,73 +71,19 @@ struct PostgresRowDecoder {
 
     /// Throws `StoredRowError` naming the download when any column cannot be read back.
     func download(from row: PostgresRow) throws -> StoredDownload {
-        let cells = row.makeRandomAccess()
-        do {
-            return try decode(cells)
-        } catch {
-            let id = (try? cells[DownloadColumn.id.rawValue].decode(Int64.self))
-                .map { DownloadID(rawValue: UInt64(bitPattern: $0)).description } ?? "?"
-            throw StoredRowError("download \(id) cannot be read back: \(error)")
-        }
+        try PostgresRowCells(cells: row.makeRandomAccess()).storedDownload(json: json)
     }
+}
 
-    private func decode(_ cells: PostgresRandomAccessRow) throws -> StoredDownload {
-        func column<Value: PostgresDecodable>(_ column: DownloadColumn) throws -> Value {
-            try cells[column.rawValue].decode(Value.self)
-        }
-        func optional<Value: PostgresDecodable>(_ column: DownloadColumn) throws -> Value? where Value._DecodableType == Value {
-            try cells[column.rawValue].decode(Value?.self)
-        }
-        func parsed<Value: RawRepresentable<String>>(_ column: DownloadColumn) throws -> Value {
-            let text: String = try self.text(cells, column)
-            guard let value = Value(rawValue: text) else { throw StoredRowError("unknown \(column.name) '\(text)'") }
-            return value
-        }
+/// A PostgreSQL row's cells, read by column index.
+private struct PostgresRowCells: DownloadRowCells {
+    let cells: PostgresRandomAccessRow
 
-        let urlText: String = try column(.url)
-        guard let url = URL(string: urlText) else { throw StoredRowError("invalid url '\(urlText)'") }
-        let finalURL = try (optional(.finalURL) as String?).map { text in
-            guard let url = URL(string: text) else { throw StoredRowError("invalid finalURL '\(text)'") }
-            return url
-        }
-        let priority: Int64 = try column(.priority)
-        let attempts: Int64 = try column(.attempts)
-        var request = DownloadRequest(
-            url: url,
-            directory: StoredURL.directory(try column(.directory)),
-            fileName: try optional(.fileName),
-            headers: try json.decodeHeaders(try column(.headers)),
-            checksums: try json.decodeChecksums(try column(.checksums)),
-            priority: Int(priority),
-            conflictPolicy: try parsed(.conflictPolicy),
-            metadata: try json.decodeMetadata(try column(.metadata)))
-        try json.decode(optional: TransferOptionsColumn.self, try optional(.transferOptions))?.apply(to: &request)
-        request.mirrors = try MirrorsColumn.urls(try optional(.mirrors))
-        return StoredDownload(
-            id: DownloadID(rawValue: UInt64(bitPattern: try column(.id))),
-            session: try column(.session),
-            group: try optional(.groupName),
-            position: try column(.position),
-            kept: KeptRequest(request),
-            partKey: try column(.partKey),
-            state: try parsed(.state),
-            finalURL: finalURL,
-            validator: try json.decodeValidator(try optional(.validator)),
-            expectedLength: try optional(.expectedLength),
-            durableOffset: try column(.durableOffset),
-            placement: try json.decodePlacement(try optional(.placement)),
-            filePath: try optional(.filePath),
-            fileSize: try optional(.fileSize),
-            fileModified: (try optional(.fileModified) as Double?).map(StoredDate.date),
-            skipped: try column(.skipped),
-            verifiedChecksums: try json.decodeChecksums(try column(.verifiedChecksums)),
-            error: try json.decode(optional: StoredError.self, try optional(.error)),
-            attempts: Int(attempts),
-            createdAt: StoredDate.date(try column(.createdAt)),
-            updatedAt: StoredDate.date(try column(.updatedAt)))
-    }
-
-    private func text(_ cells: PostgresRandomAccessRow, _ column: DownloadColumn) throws -> String {
-        try cells[column.rawValue].decode(String.self)
-    }
+    func text(_ column: DownloadColumn) throws -> String { try cells[column.rawValue].decode(String.self) }
+    func optionalText(_ column: DownloadColumn) throws -> String? { try cells[column.rawValue].decode(String?.self) }
+    func integer(_ column: DownloadColumn) throws -> Int64 { try cells[column.rawValue].decode(Int64.self) }
+    func optionalInteger(_ column: DownloadColumn) throws -> Int64? { try cells[column.rawValue].decode(Int64?.self) }
+    func real(_ column: DownloadColumn) throws -> Double { try cells[column.rawValue].decode(Double.self) }
+    func optionalReal(_ column: DownloadColumn) throws -> Double? { try cells[column.rawValue].decode(Double?.self) }
+    func flag(_ column: DownloadColumn) throws -> Bool { try cells[column.rawValue].decode(Bool.self) }
 }
