@@ -64,7 +64,13 @@ extension DownloadStore {
     /// unacknowledged event, or members of a group whose completion is unacknowledged.
     static func pinnedRowids(_ pins: OutboxPins, session: String, in db: Database) throws -> Set<Int64> {
         guard !pins.isEmpty else { return [] }
-        var rowids = Set(pins.downloads.map { Int64(bitPattern: $0.rawValue) })
+        // Since schema version 3 a row's rowid is its insertion order, not its ID: each pinned
+        // ID is looked up (the outbox's bound bounds how many).
+        var rowids: Set<Int64> = []
+        let byID = try db.cachedStatement(sql: "SELECT rowid FROM download WHERE id = ?")
+        for id in pins.downloads {
+            if let rowid = try Int64.fetchOne(byID, arguments: [Int64(bitPattern: id.rawValue)]) { rowids.insert(rowid) }
+        }
         let members = try db.cachedStatement(sql: """
             SELECT rowid FROM download WHERE session = ? AND groupName = ? AND state IN \(finishedStatesSQL)
             """)

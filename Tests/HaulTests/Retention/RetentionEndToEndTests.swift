@@ -197,6 +197,28 @@ struct RetentionEndToEndTests {
         #expect(kept.first?.sequence == 21)
     }
 
+    /// Compaction prunes every session to the bound (oldest first) and trims every outbox,
+    /// leaving alone a finished download an unacknowledged event names.
+    @Test(arguments: StoreBackend.allCases) func compactionPrunesEverySessionAndKeepsPinned(_ backend: StoreBackend) async throws {
+        let store = try await backend.open()
+        func finished(_ n: Int, _ session: String) -> StoredDownload {
+            var download = StoreTests.minimal(n, session: session)
+            download.state = .completed
+            return download
+        }
+        let a = (1...5).map { finished($0, "a") }
+        try await store.save(a + [finished(6, "b"), finished(7, "b")])
+        let noise = (0..<29).map { n in StoredEvent(kind: .started, download: a[4].id, date: Date(timeIntervalSince1970: Double(n))) }
+        // The oldest download's end is the newest event: trimming keeps it, so retention must too.
+        try await store.save([], events: noise + [StoredEvent(kind: .completed, download: a[0].id)], session: "a")
+
+        let deleted = try await store.compact(retention: DownloadManager.Retention(maxFinished: 2), maxEvents: 10)
+        #expect(deleted == 2)
+        #expect(try await store.loadAll(session: "a").map(\.id) == [a[0].id, a[3].id, a[4].id])
+        #expect(try await store.loadAll(session: "b").count == 2)
+        #expect(try await store.events(session: "a", after: 0, limit: 100).count == 10)
+    }
+
     /// Finished downloads older than `maxAge` are pruned when the store is opened.
     @Test(arguments: StoreBackend.allCases) func oldFinishedDownloadsArePrunedByAge(_ backend: StoreBackend) async throws {
         try await withTestServer { server in
