@@ -12,9 +12,11 @@ struct ConcurrentClaimTests {
         let fixture = try await LeaseFixture.make(SessionSettings(maxConcurrentDownloads: 1000))
         let added = try await fixture.add(1...120, host: { "h\($0 % 7).example" })
         let session = fixture.session
+        // Every daemon's pool is open before any claims, so that they claim together.
+        var stores: [PostgresStore] = []
+        for _ in 0..<4 { stores.append(try await fixture.daemon()) }
         let claims = try await withThrowingTaskGroup(of: [ClaimedDownload].self) { group in
-            for daemon in 0..<4 {
-                let store = try await fixture.daemon()
+            for (daemon, store) in stores.enumerated() {
                 group.addTask {
                     var mine: [ClaimedDownload] = []
                     while true {
@@ -43,9 +45,10 @@ struct ConcurrentClaimTests {
         let book = HoldBook()
         let session = fixture.session
         let probe = fixture.store
+        var stores: [PostgresStore] = []
+        for _ in 0..<4 { stores.append(try await fixture.daemon()) }
         try await withThrowingTaskGroup(of: Void.self) { group in
-            for daemon in 0..<4 {
-                let store = try await fixture.daemon()
+            for (daemon, store) in stores.enumerated() {
                 group.addTask {
                     let name = "d\(daemon)"
                     var held: [DownloadLease] = []
