@@ -44,6 +44,16 @@ struct LeaseStoreTests {
         #expect(live.total == 4 && live.busiestHost == 2)
     }
 
+    /// The host a per-host limit counts is the URL's, as the server derives it: lower case,
+    /// without userinfo, port or IPv6 brackets.
+    @Test func theServerDerivesEachDownloadsHost() async throws {
+        let fixture = try await LeaseFixture.make(SessionSettings())
+        let hosts = [1: "User:pw@Mirror.EXAMPLE:8080", 2: "[::1]:8443", 3: "127.0.0.1", 4: "xn--bcher-kva.example"]
+        try await fixture.add(1...4, host: { hosts[$0]! })
+        #expect(try await fixture.sql("SELECT string_agg(host, ' ' ORDER BY position) FROM haul.download")
+                == "mirror.example ::1 127.0.0.1 xn--bcher-kva.example")
+    }
+
     /// With sequential groups, only the earliest group with anything queued or running is
     /// claimed (downloads without a group are never held back), whatever the positions say.
     @Test func sequentialGroupsAreClaimedOneAfterAnother() async throws {
