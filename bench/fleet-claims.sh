@@ -3,7 +3,8 @@
 # second PostgreSQL sustains on this machine, with the statements PostgresLeases runs
 # (bench/fleet/*.sql mirror them), in a temporary cluster on 127.0.0.1 with pgbench.
 # Usage: bench/fleet-claims.sh [DOWNLOADS_PER_SESSION]   env: SECONDS_PER_RUN (default 10),
-#        CLIENTS (default 8: daemons claiming at once), SESSIONS (default "1 16")
+#        CLIENTS (default 8: daemons claiming at once), SESSIONS (default "1 16"),
+#        SYNCHRONOUS_COMMIT (default on; off shows how much of a cycle is waiting for fsync)
 # Durability is the server's default (fsync on, synchronous_commit on): a fleet's database
 # would run so. The client side (Swift, postgres-nio) is not in these numbers.
 set -euo pipefail
@@ -23,14 +24,14 @@ fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 (cd / && "${as_owner[@]}" "$bin/initdb" -D "$root/data" -U haul --auth=trust -E UTF8 --no-sync >/dev/null)
 (cd / && "${as_owner[@]}" "$bin/pg_ctl" -D "$root/data" -l "$root/server.log" -w \
-    -o "-h 127.0.0.1 -p $port -k $root -c max_connections=200" start >/dev/null)
+    -o "-h 127.0.0.1 -p $port -k $root -c max_connections=200 -c synchronous_commit=${SYNCHRONOUS_COMMIT:-on}" start >/dev/null)
 stop() { (cd / && "${as_owner[@]}" "$bin/pg_ctl" -D "$root/data" -m fast stop >/dev/null 2>&1 || true); rm -rf "$root"; }
 trap stop EXIT
 export PGOPTIONS="-c client_min_messages=warning"
 psql=("$bin/psql" -h 127.0.0.1 -p "$port" -U haul -X -q -v ON_ERROR_STOP=1)
 pgbench=("$bin/pgbench" -h 127.0.0.1 -p "$port" -U haul -n -T "$seconds" -c "$clients" -j 2)
 
-echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}'), $(nproc) cores, $clients clients, ${seconds}s per run"
+echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}'), $(nproc) cores, $clients clients, ${seconds}s per run, synchronous_commit=${SYNCHRONOUS_COMMIT:-on}, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for sessions in ${SESSIONS:-1 16}; do
     "${psql[@]}" -d postgres -c "DROP DATABASE IF EXISTS bench" -c "CREATE DATABASE bench"
     "${psql[@]}" -d bench -f "$here/fleet/schema.sql"
