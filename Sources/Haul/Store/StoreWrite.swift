@@ -28,6 +28,9 @@ enum StoreWrite: Sendable {
     case saveSessionSettings(session: String, SessionSettings)
     /// Several writes that must commit together (rows and the events they caused).
     indirect case all([StoreWrite])
+    /// Writes about one leased download, applied only while the writer still holds its lease
+    /// (see `LeaseFence`). SQLite has no leases: there they always apply.
+    indirect case fenced(LeaseFence, [StoreWrite])
 
     /// Applies a batch of changes, in order, inside the transaction the caller opened.
     ///
@@ -128,7 +131,7 @@ enum StoreWrite: Sendable {
                     INSERT INTO session (id, createdAt, settings) VALUES (?, ?, ?)
                     ON CONFLICT (id) DO UPDATE SET settings = excluded.settings
                     """, arguments: [session, now, text])
-            case .all(let writes):
+            case .all(let writes), .fenced(_, let writes):
                 try apply(writes, in: db)
             }
         }

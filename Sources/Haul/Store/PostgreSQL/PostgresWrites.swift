@@ -86,6 +86,12 @@ enum PostgresWrites {
                     sessions.insert(session)
                 case .all(let writes):
                     try await apply(writes)
+                case .fenced(let fence, let writes):
+                    // A stale lease skips its own writes only: the others in this transaction
+                    // are other callers' (or other downloads') and still hold.
+                    guard try await PostgresLeases.holds(fence, on: connection) else { continue }
+                    try await apply(writes)
+                    if fence.releasing { try await PostgresLeases.release([fence.lease], on: connection) }
                 }
             }
         }
