@@ -40,7 +40,7 @@ struct DaemonCommand: AsyncParsableCommand {
         (.destination, "the state directory cannot be created or locked"),
         (.daemonAlreadyRunning, "another daemon holds the socket or the state directory"),
         (.cannotListen, "cannot listen: port in use, socket path unusable or unsafe"),
-        (.storeUnavailable, "the --store database does not answer within --store-wait, or refuses"),
+        (.storeUnavailable, "the --store database does not answer within --store-wait, refuses, or another daemon uses it"),
     ].map { status, meaning in
         let number = String(status.rawValue)
         return String(repeating: " ", count: max(0, 4 - number.count)) + number + "  " + meaning
@@ -62,7 +62,7 @@ struct DaemonCommand: AsyncParsableCommand {
     var store: String?
 
     @Option(name: .customLong("store-wait"), help: ArgumentHelp(
-        "Seconds to keep trying a --store server that does not answer at start (default: 30); then exit \(ExitStatus.storeUnavailable.rawValue).",
+        "Seconds to keep trying a --store server that does not answer at start, or that another daemon uses (default: 30); then exit \(ExitStatus.storeUnavailable.rawValue).",
         valueName: "seconds"))
     var storeWait: Double = 30
 
@@ -169,14 +169,18 @@ struct DaemonCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus(for: error).rawValue)
         }
         if tls.checkCertificate == false { StandardStream.error.writeLine(TLSOptions.insecureWarning) }
+        var sole: PostgresSoleDaemon?
         if let store {
             let location = try StoreLocation(parsing: store, stateDirectory: resolvedStateDirectory)
             let wait = Duration.milliseconds(Int64(storeWait * 1000))
             do {
+                // One daemon per database until daemons claim their work by lease.
+                sole = try await PostgresSoleDaemon.hold(location, waitingUpTo: wait)
                 // Reached and migrated before anything listens: a daemon that cannot keep its
                 // downloads must not accept any.
                 _ = try await DownloadManager.storedSessions(store: location, waitingUpTo: wait)
             } catch {
+                await sole?.release()
                 StandardStream.error.writeLine("haul daemon: error: \(error.message)")
                 throw ExitCode(ExitStatus.storeUnavailable.rawValue)
             }
@@ -203,6 +207,7 @@ struct DaemonCommand: AsyncParsableCommand {
             StandardStream.error.writeLine("haul daemon: error: \(error)")
             status = .failure
         }
+        await sole?.release()
         if status != .success { throw ExitCode(status.rawValue) }
     }
 

@@ -115,6 +115,32 @@ struct PostgresDaemonTests {
         }
     }
 
+    /// Until daemons claim their work by lease, a second daemon on a database another one
+    /// runs on waits --store-wait for it, then exits 15 saying why (it would run every
+    /// download again); once the first has stopped, a daemon starts there.
+    @Test func aSecondDaemonOnTheSameDatabaseIsRefused() async throws {
+        let store = try await PostgresCluster.shared().makeDatabase()
+        let workspace = try DaemonWorkspace()
+        defer { workspace.remove() }
+        let haul = try #require(LineProcess.builtProduct("haul"), "build the haul product first")
+        let first = try await Self.startDaemon(socket: workspace.socket, state: workspace.state, out: workspace.out, store: store)
+        let secondSocket = workspace.root.appendingPathComponent("second.sock").path
+        let secondState = workspace.root.appendingPathComponent("second-state")
+        let second = try LineProcess(executable: haul, arguments: [
+            "daemon", "--socket", secondSocket, "--state-dir", secondState.path, "--no-tcp", "--dir", workspace.out.path,
+            "--store", store, "--store-wait", "1",
+        ])
+        let message = try await firstElement(of: second.errors, "the second daemon's error", within: .seconds(60)) { $0.contains("error") }
+        #expect(message.contains("another haul daemon uses"), "\(message)")
+        #expect(ChildProcess.exitCode(await second.waitForExit()) == 15)
+
+        first.send(SIGTERM)
+        #expect(ChildProcess.exitCode(await first.waitForExit()) == 0)
+        let third = try await Self.startDaemon(socket: secondSocket, state: secondState, out: workspace.out, store: store)
+        third.send(SIGTERM)
+        #expect(ChildProcess.exitCode(await third.waitForExit()) == 0)
+    }
+
     /// A URL that is not a usable PostgreSQL URL is a usage error (2); a server that does not
     /// answer within --store-wait is exit 15, with a message naming the database.
     @Test func badURLAndUnreachableServerAreClearErrors() async throws {
