@@ -8,8 +8,9 @@ import Darwin
 /// nginx serving a directory over plain HTTP on 127.0.0.1, for tests that need a real web
 /// server (HLS made by ffmpeg, Metalink mirrors, aria2c against the same files): `www/` is the
 /// root, HLS and Metalink files get their registered content types, `/slow/` serves the same
-/// root at `slowRate` bytes per second, and the access log records each request's URI, status
-/// and body bytes. `scripts/test` installs nginx when missing.
+/// root at `slowRate` bytes per second until `lift()` (so a test can kill a client part way
+/// however slow the machine, then let the rerun go at full speed), and the access log records
+/// each request's URI, status and body bytes. `scripts/test` installs nginx when missing.
 public struct NginxStatic: Sendable {
     private let temporary: TemporaryDirectory
     public let port: Int
@@ -33,7 +34,14 @@ public struct NginxStatic: Sendable {
         }
     }
 
-    /// Starts nginx; `slowRate` is the per-connection rate of `/slow/` (nginx `limit_rate`).
+    /// Makes `/slow/` unthrottled from the next request on: nginx checks for this file on each
+    /// request (the flag lives beside the configuration, outside the served root).
+    public func lift() throws {
+        try Data().write(to: directory.appendingPathComponent("lifted"))
+    }
+
+    /// Starts nginx; `slowRate` is the per-request rate of `/slow/` (nginx `limit_rate`) until
+    /// `lift()`.
     public static func start(slowRate: String = "16k") async throws -> NginxStatic {
         guard let nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
             throw NginxError("nginx is not installed; run scripts/test, which installs it")
@@ -71,7 +79,11 @@ public struct NginxStatic: Sendable {
                     root \(path)/www;
                     location /slow/ {
                         alias \(path)/www/;
-                        limit_rate \(slowRate);
+                        set $slow_rate \(slowRate);
+                        if (-f \(path)/lifted) {
+                            set $slow_rate 0;
+                        }
+                        limit_rate $slow_rate;
                     }
                     location /typed/ {
                         alias \(path)/www/;
