@@ -11,7 +11,9 @@ import NIOCore
 /// request head; a parse error before that decision reaches no handler, so the connection
 /// would stay open and silent until the client gave up. Two small handlers fix that: a guard
 /// at the end of the pipeline that notices an error arriving before any request got through,
-/// and a raw writer at the front that can send bytes past the HTTP encoder.
+/// and a raw writer at the front that can send bytes past the HTTP encoder. A connection that
+/// ends before its first request is logged at debug level, not as an error
+/// (`ConnectionNoiseFilter`).
 struct GuardedHTTPChannel: ServerChildChannel {
     typealias Value = HTTP1WebSocketUpgradeChannel.Value
 
@@ -33,7 +35,7 @@ struct GuardedHTTPChannel: ServerChildChannel {
     }
 
     func handle(value: Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
+        await inner.handle(value: value, logger: ConnectionNoiseFilter.wrapping(logger))
     }
 }
 
