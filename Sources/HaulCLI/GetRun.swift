@@ -74,6 +74,8 @@ struct GetRun: Sendable {
         let group: DownloadGroup
         var resources: [ResourcePlan] = []
         var holdsGroup = false
+        // Files an earlier run placed and nobody changed since: reported here, not added.
+        var intact: [DownloadInfo] = []
         do {
             var requests = plan.requests
             if !documents.isEmpty {
@@ -81,6 +83,9 @@ struct GetRun: Sendable {
                 let members = resources.flatMap(\.requests)
                 try DownloadManager.makeDirectories(for: members)
                 requests += members
+            }
+            if resources.isEmpty {
+                (intact, requests) = try await Self.setAsideIntact(requests, manager: manager)
             }
             // Each run is its own group; downloads continued from earlier runs move into it.
             let name = "haul get \(UUID().uuidString)"
@@ -109,15 +114,22 @@ struct GetRun: Sendable {
             (resources, recordingError) = await Self.record(resources, group: group.name, manager: manager, quiet: mode == .quiet)
         }
         if holdsGroup { await manager.releaseGroupHold(group.name) }
-        let catalog = DownloadCatalog((try? await group.downloads()) ?? [])
+        let catalog = DownloadCatalog(intact + ((try? await group.downloads()) ?? []))
         let reporter = mode.makeReporter(catalog: catalog, retry: configuration.retry)
 
         var tally = RunTally(total: catalog.count)
+        // Reported as the manager reported them when it took them into the group.
+        for info in intact {
+            let event = ManagerEvent.completed(info)
+            tally.record(event)
+            reporter.handle(event, tally: tally)
+        }
         var completion: GroupSummary?
         var finishing: Task<[HaulError], Never>?
         let quiet = mode == .quiet
         // Ends when the manager has shut down and every event was delivered.
-        for await event in events {
+        for await managerEvent in events {
+            let event = Self.including(intact, in: managerEvent, group: group.name)
             tally.record(event)
             reporter.handle(event, tally: tally)
             guard completion == nil, shutdown == nil else { continue }
