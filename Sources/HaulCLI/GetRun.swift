@@ -176,8 +176,10 @@ struct GetRun: Sendable {
     /// Makes each destination directory (and its parents) that does not exist yet, as aria2c
     /// and `wget -P` do.
     static func makeDirectories(for requests: [DownloadRequest]) throws(HaulError) {
-        var seen: Set<String> = []
-        for request in requests where seen.insert(request.directory.path).inserted {
+        // By URL, not path: a batch shares one directory, and taking its path 5,000 times cost
+        // more than the rest of this function (6% of a re-run with every file present).
+        var seen: Set<URL> = []
+        for request in requests where seen.insert(request.directory).inserted {
             let path = request.directory.path
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue { continue }
