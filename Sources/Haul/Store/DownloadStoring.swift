@@ -31,6 +31,11 @@ protocol DownloadStoring: AnyObject, Sendable {
     func loadAll(session: String, includingFinished: Bool) async throws(HaulError) -> [StoredDownload]
     /// The session's finished downloads of these URLs into these directories.
     func finished(session: String, matching places: Set<DownloadPlace>) async throws(HaulError) -> [StoredDownload]
+    /// The session's downloads of these URLs into `directory` (as the store writes it:
+    /// `StoredURL.directoryText`), in any state, narrowed to `EarlierDownloadRow`: one query
+    /// of the (session, directory, URL) index for the whole list, its cost following the list,
+    /// not the store's history.
+    func earlierDownloads(session: String, directory: String, urls: [String]) async throws(HaulError) -> [EarlierDownloadRow]
     /// Whether the session has any finished download in the store.
     func hasFinished(session: String) async throws(HaulError) -> Bool
     func load(_ id: DownloadID) async throws(HaulError) -> StoredDownload?

@@ -1,0 +1,120 @@
+import Foundation
+
+/// Finding, before a batch is added, the files an earlier run of the same requests placed and
+/// nobody changed since, so that a caller (`haul get`) can report them itself and add only
+/// the rest.
+///
+/// Why: `add(_:toGroup:continuingExisting:)` recognises such a file too, but at the cost of a
+/// whole download: its row read and decoded, a record built, the row moved into the new group
+/// (a write), a `.completed` event. For a batch of 5,000 files all present that was most of a
+/// re-run's time. Here a file costs a narrow row (`EarlierDownloadRow`) and a `stat`, and its
+/// row is not written at all.
+///
+/// The answer is conservative: a request is found only when `add` would have found the same
+/// download intact, so adding the others instead changes nothing of what happens to them.
+/// Anything less simple is left to `add`: a request whose earlier download is unfinished (it
+/// is continued there), one with several completed earlier downloads, a request made twice in
+/// the batch, a download that skipped an existing file (`ConflictPolicy.skip`), and a row
+/// that lacks the placed file's size or time, or whose placement intent's inode cannot be read.
+extension DownloadManager {
+    /// For each of `requests`, in order: the earlier completed download of this session that
+    /// stands for it (same URL, directory, file name and checksums) and whose file is still
+    /// the one placed (same size, modification time and, when the placement recorded it,
+    /// inode), as a snapshot with its ID, path, bytes and checksums; nil for the others. One
+    /// store query per directory; the rows found are not changed. Always nil when the manager
+    /// keeps finished downloads in memory (`Retention.loadsEarlierFinished`).
+    package func intactEarlierDownloads(of requests: [DownloadRequest]) async throws(HaulError) -> [DownloadInfo?] {
+        var found = [DownloadInfo?](repeating: nil, count: requests.count)
+        guard finishedLeftInStore, !requests.isEmpty else { return found }
+        var directories = DirectoryCache()
+        var identities = IdentityCache()
+        var directoryTexts: [URL: String] = [:]
+        var normalized: [DownloadRequest] = []
+        normalized.reserveCapacity(requests.count)
+        // Each identity's request, by directory as stored; an identity asked for twice is left to `add`.
+        var wanted: [String: (path: String, indexes: [RequestIdentity: Int], urls: Set<String>)] = [:]
+        var repeated: Set<RequestIdentity> = []
+        for (index, request) in requests.enumerated() {
+            let request = directories.normalized(request)
+            normalized.append(request)
+            let kept = KeptRequest(request)
+            let identity = identities.identity(of: kept)
+            let text = directoryTexts[request.directory] ?? {
+                let text = StoredURL.directoryText(request.directory)
+                directoryTexts[request.directory] = text
+                return text
+            }()
+            if wanted[text] == nil { wanted[text] = (identity.directory, [:], []) }
+            if wanted[text]!.indexes.updateValue(index, forKey: identity) != nil { repeated.insert(identity) }
+            wanted[text]!.urls.insert(kept.urlText)
+        }
+        let json = JSONColumns()
+        for (directory, batch) in wanted {
+            let rows = try await store.earlierDownloads(session: session, directory: directory, urls: Array(batch.urls))
+            var rowsByIndex: [Int: [EarlierDownloadRow]] = [:]
+            for row in rows {
+                guard let checksums = try? Self.identityChecksums(row.checksumsText, json) else { continue }
+                let identity = RequestIdentity(url: row.url, directory: batch.path, fileName: row.fileName, checksums: checksums)
+                guard !repeated.contains(identity), let index = batch.indexes[identity] else { continue }
+                rowsByIndex[index, default: []].append(row)
+            }
+            for (index, rows) in rowsByIndex {
+                found[index] = Self.intactDownload(among: rows, for: normalized[index], json)
+            }
+        }
+        return found
+    }
+
+    /// The download standing for a request among its earlier rows, when there is exactly one
+    /// completed row, no unfinished one, and its file is intact; else nil (left to `add`).
+    private static func intactDownload(among rows: [EarlierDownloadRow], for request: DownloadRequest, _ json: JSONColumns) -> DownloadInfo? {
+        var completed: EarlierDownloadRow?
+        for row in rows {
+            switch row.state {
+            case .completed:
+                guard completed == nil else { return nil }
+                completed = row
+            case .canceled:
+                // Never continued; replaced only when a new download is made.
+                continue
+            case .queued, .running, .paused, .failed:
+                return nil
+            }
+        }
+        guard let row = completed, let path = placedFileIfIntact(row),
+              let checksums = try? json.decodeChecksums(row.verifiedChecksumsText)
+        else { return nil }
+        var info = DownloadInfo(id: row.id, request: request, group: row.group)
+        info.state = .completed
+        // As a record loaded from the row would say (`loadedRecord`).
+        if let length = row.expectedLength {
+            info.progress = TransferProgress(completedBytes: length, expectedBytes: length)
+        } else {
+            info.progress = TransferProgress(completedBytes: row.durableOffset)
+        }
+        info.finalURL = row.finalURL.flatMap { URL(string: $0) }
+        info.fileURL = URL(fileURLWithPath: path, isDirectory: false)
+        info.verifiedChecksums = checksums
+        info.attempts = row.attempts
+        return info
+    }
+
+    /// The row's placed file when it is still the one placed: the size and modification time
+    /// recorded at placement (what `placedFileIsIntact` checks), and the inode of the placement
+    /// intent when the row has one. Nil when it is not, or when the row does not say.
+    static func placedFileIfIntact(_ row: EarlierDownloadRow) -> String? {
+        guard !row.skipped, let path = row.filePath, let size = row.fileSize, let modified = row.fileModified,
+              !row.hasPlacement || row.inode != nil,
+              let now = SystemCalls.describe(path), now.size == size
+        else { return nil }
+        if let inode = row.inode, now.identity.inode != inode { return nil }
+        let placedAt = StoredDate.date(modified).timeIntervalSince1970
+        return abs(now.modified - placedAt) < 0.001 ? path : nil
+    }
+
+    /// Checksums as `RequestIdentity` holds them (sorted when several), from their column text.
+    private static func identityChecksums(_ text: String, _ json: JSONColumns) throws -> [Checksum] {
+        let checksums = try json.decodeChecksums(text)
+        return checksums.count < 2 ? checksums : checksums.sorted { $0.description < $1.description }
+    }
+}

@@ -1,0 +1,36 @@
+import Haul
+
+/// Running the same `haul get` again over files that are still there (a nightly sync,
+/// yesterday's list retried): a file an earlier run placed, and that still has the size,
+/// modification time and inode it had then, is reported done by the run itself and never
+/// reaches the manager; only the other requests are added (see `docs/small-files.md`).
+///
+/// The report is the one the manager made when it took such a download into the run's group:
+/// a `.completed` event with the earlier download's ID, path, bytes and checksums, counted in
+/// the summary and in the group's completion. What changes is what is not done: the earlier
+/// download's row is left as it is (not moved into the new group), no record is built for it,
+/// and no event goes through the manager.
+extension GetRun {
+    /// The requests whose files are intact, as snapshots of their earlier downloads, and the
+    /// requests left to add, in their order.
+    static func setAsideIntact(
+        _ requests: [DownloadRequest], manager: DownloadManager
+    ) async throws(HaulError) -> (intact: [DownloadInfo], rest: [DownloadRequest]) {
+        let found = try await manager.intactEarlierDownloads(of: requests)
+        var intact: [DownloadInfo] = []
+        var rest: [DownloadRequest] = []
+        rest.reserveCapacity(requests.count)
+        for (request, info) in zip(requests, found) {
+            if let info { intact.append(info) } else { rest.append(request) }
+        }
+        return (intact, rest)
+    }
+
+    /// `event`, with the run's group's completion counting the intact files among its
+    /// members, as it did when they joined the group.
+    static func including(_ intact: [DownloadInfo], in event: ManagerEvent, group: String) -> ManagerEvent {
+        guard !intact.isEmpty, case .groupCompleted(let summary) = event, summary.name == group else { return event }
+        return .groupCompleted(GroupSummary(
+            name: summary.name, results: intact.compactMap(\.result) + summary.results, unfinished: summary.unfinished))
+    }
+}
