@@ -28,11 +28,11 @@ extension TransferRunner {
             // (the name it would give is this one), instead of fetching them again.
             try state.part.markVerified()
         }
-        // The verified file keeps the part open, and so locked, until it has been renamed.
-        // Closed after the rename above (which moves the file's change time), so that a
+        // The verified file keeps the part open, and so locked, until it has been renamed: handed
+        // on, not closed. Let go after the rename above (which moves the file's change time), so that a
         // later attempt still sees it as the file this transfer left (`reopenToContinue`).
         let part = state.part
-        state.part.close()
+        state.part.handOver()
         let name = FileNaming.resolveName(
             requested: state.request.fileName, contentDisposition: state.contentDisposition,
             originalURL: state.request.url, finalURL: state.finalURL)
@@ -107,7 +107,8 @@ struct VerifiedFile: Sendable {
     /// rename moves the change time), what the transfer records as the file it left
     /// (`PartFile.lastSeen`), so that a later attempt continues its bytes.
     func currentStatus() -> SystemCalls.EntryStatus? {
-        guard let descriptor = part.handle?.descriptor else { return nil }
-        return try? SystemCalls.status(descriptor, path: part.path)
+        guard let handle = part.handle else { return nil }
+        let path = part.path
+        return try? handle.withDescriptor(path: path) { descriptor throws(HaulError) in try SystemCalls.status(descriptor, path: path) }
     }
 }

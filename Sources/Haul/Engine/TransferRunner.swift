@@ -60,6 +60,10 @@ struct TransferRunner: Sendable {
         case shortRange
     }
 
+    /// Runs one attempt. Whatever its end, the part file is closed before it returns, for every
+    /// copy of it (`PartFile.close()`), unless the verified file was handed on to placement:
+    /// every request and flush of the attempt has ended by then, and the next transfer of the
+    /// download, which the manager may start as soon as it hears of this end, finds it free.
     func run(_ state: inout TransferState, live: LiveTransfer, reporter: TransferReporter) async -> TransferResult {
         live.adoptSpeedLimit(state.request.maxBytesPerSecond)
         live.runnerBegan()

@@ -1,33 +1,5 @@
 import Foundation
 
-/// A part file's open file and directory, closed together when the last `PartFile` copy that
-/// shares them lets go: the lock on the file goes with the descriptor, so it is held exactly
-/// as long as someone may still write or rename the file, the verified file waiting for its
-/// placement included.
-final class OpenPartFile: Sendable {
-    let descriptor: Int32
-    /// The download directory, opened once: every name is looked up in it, not by path.
-    let directory: Int32
-    /// The file's device and inode, as opened.
-    let identity: SystemCalls.FileIdentity
-
-    init(descriptor: Int32, directory: Int32, identity: SystemCalls.FileIdentity) {
-        self.descriptor = descriptor
-        self.directory = directory
-        self.identity = identity
-    }
-
-    deinit {
-        SystemCalls.close(descriptor)
-        SystemCalls.close(directory)
-    }
-
-    /// Whether `name` in the directory is still this file (not replaced, not renamed away).
-    func isNamed(_ name: String) -> Bool {
-        SystemCalls.status(in: directory, name)?.identity == identity
-    }
-}
-
 /// Opening a part file as the download directory's own, by one writer at a time.
 ///
 /// Anyone who can write into the directory can put something under the part file's
@@ -37,27 +9,13 @@ final class OpenPartFile: Sendable {
 /// a link in its place is removed (as a name: its target is never opened), and so is a file
 /// that is not this user's own regular file with one link; then it is locked (`flock`, held
 /// until the file is placed or the transfer ends, released by the kernel if the process
-/// dies). A file another writer holds is left alone and the download fails with `.fileExists`
-/// and a message that says so: two writers never share a part file.
+/// dies). A file another writer holds is left alone and the download fails at once with
+/// `.fileExists` and a message that says so: two writers never share a part file. A transfer of
+/// this process never stands in the way of the next one of its download: it closes its part
+/// file before it reports its end (`PartFile.close()`).
 extension PartFile {
     /// How many times opening gives way to someone changing the entry meanwhile.
     private static let openAttempts = 8
-
-    /// Takes the part file's lock, giving its holder up to about a second to let go.
-    ///
-    /// A transfer of this very process that was just stopped to start again in its slot (a
-    /// request changed while it ran) may hold its descriptor a moment longer, in the HTTP
-    /// client's last callbacks: failing at once made the restarted download fail with
-    /// "being written by another download". A download of another process holds the lock for
-    /// as long as it runs, and a second's wait changes nothing for it. The wait blocks its
-    /// thread, but only when the lock is taken, which is rare and short.
-    private static func lock(_ descriptor: Int32, path: String) throws(HaulError) -> Bool {
-        for _ in 0..<40 {
-            if try SystemCalls.tryLock(descriptor, path: path) { return true }
-            Thread.sleep(forTimeInterval: 0.025)
-        }
-        return try SystemCalls.tryLock(descriptor, path: path)
-    }
 
     /// Opens and locks the part file (once; later calls keep the open one). `creating`: make
     /// it when missing. Returns false when it is missing and `creating` is false. With
@@ -104,7 +62,7 @@ extension PartFile {
             }
             let locked: Bool
             do {
-                locked = try Self.lock(descriptor, path: path)
+                locked = try SystemCalls.tryLock(descriptor, path: path)
             } catch {
                 SystemCalls.close(descriptor)
                 throw error
@@ -136,9 +94,11 @@ extension PartFile {
     mutating func reopenToContinue(atLeast length: Int64) throws(HaulError) -> Bool {
         if handle != nil { return true }
         guard try acquire(creating: false), let handle else { return false }
-        let now = try SystemCalls.status(handle.descriptor, path: path)
+        let path = path
+        let now = try handle.withDescriptor(path: path) { descriptor throws(HaulError) in try SystemCalls.status(descriptor, path: path) }
         let untouched = lastSeen.map { $0.identity == now.identity && $0.changeTime == now.changeTime } ?? true
         guard untouched, now.size >= length else {
+            handle.close()
             self.handle = nil
             return false
         }

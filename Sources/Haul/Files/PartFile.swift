@@ -16,8 +16,9 @@ struct PartFile: Sendable {
     let directoryPath: String
     /// The entry's name in it: `.haul-KEY.part`.
     let name: String
-    /// The open, locked file and its directory while a transfer uses it; copies share it, and
-    /// the last one to let go closes both (and so releases the lock).
+    /// The open, locked file and its directory while a transfer uses it; copies share it. The
+    /// transfer closes it for all of them when it ends (`close()`), or hands it on
+    /// (`handOver()`): then the last copy to let go closes it.
     var handle: OpenPartFile?
     /// The directory the part was first opened in: if the path leads elsewhere later (the
     /// directory was replaced, by a link to another place perhaps), nothing is written there.
@@ -60,7 +61,12 @@ struct PartFile: Sendable {
     }
 
     var isOpen: Bool { handle != nil }
-    var descriptor: Int32? { handle?.descriptor }
+
+    /// Runs `body` with the open file's descriptor (`OpenPartFile.withDescriptor`).
+    private func withDescriptor<T>(_ body: (Int32) throws(HaulError) -> T) throws(HaulError) -> T {
+        guard let handle else { preconditionFailure("using a part file that is not open") }
+        return try handle.withDescriptor(path: path, body)
+    }
 
     /// Opens (creating) the part file and cuts it to `length` bytes.
     mutating func open(truncatingTo length: Int64) throws(HaulError) {
@@ -75,9 +81,10 @@ struct PartFile: Sendable {
     mutating func open(truncatingTo length: Int64, writingAt offset: Int64) throws(HaulError) {
         precondition(offset <= length, "the write position is past the end of the part")
         _ = try acquire(creating: true)
-        let descriptor = handle!.descriptor
-        try SystemCalls.truncate(descriptor, to: length, path: path)
-        if offset != length { try SystemCalls.seek(descriptor, to: offset, path: path) }
+        try withDescriptor { descriptor throws(HaulError) in
+            try SystemCalls.truncate(descriptor, to: length, path: path)
+            if offset != length { try SystemCalls.seek(descriptor, to: offset, path: path) }
+        }
     }
 
     /// Opens (creating) the part file without cutting it: a segmented download continues
@@ -86,35 +93,53 @@ struct PartFile: Sendable {
         _ = try acquire(creating: true)
     }
 
-    /// Lets go of the file (the last copy to do so closes it and releases the lock), noting
-    /// how it was left.
+    /// Closes the file, for every copy of this `PartFile` that shares it, and so releases its
+    /// lock, noting how it was left. What a transfer does before it reports its end: the next
+    /// transfer of the same download, which the manager may start at once, finds it free.
     mutating func close() {
-        if let handle { lastSeen = try? SystemCalls.status(handle.descriptor, path: path) }
-        handle = nil
+        guard let handle else { return }
+        lastSeen = try? handle.withDescriptor(path: path) { descriptor throws(HaulError) in try SystemCalls.status(descriptor, path: path) }
+        handle.close()
+        self.handle = nil
+    }
+
+    /// Lets go of the file without closing it, noting how it was left: a copy made before
+    /// (the verified file handed to placement) keeps it open and locked, and the last copy to
+    /// let go closes it.
+    mutating func handOver() {
+        guard let handle else { return }
+        lastSeen = try? handle.withDescriptor(path: path) { descriptor throws(HaulError) in try SystemCalls.status(descriptor, path: path) }
+        self.handle = nil
     }
 
     func write(_ buffer: ByteBuffer) throws(HaulError) {
-        guard let descriptor = handle?.descriptor else { preconditionFailure("write to a closed part file") }
-        do {
-            try buffer.withUnsafeReadableBytes { bytes in
-                try SystemCalls.writeAll(descriptor, bytes, path: path)
+        try withDescriptor { descriptor throws(HaulError) in
+            try Self.writing(path) {
+                try buffer.withUnsafeReadableBytes { bytes in
+                    try SystemCalls.writeAll(descriptor, bytes, path: path)
+                }
             }
-        } catch let error as HaulError {
-            throw error
-        } catch {
-            throw HaulError(.fileSystem, "cannot write \(path): \(error)")
         }
     }
 
     /// Writes the first `count` readable bytes of `buffer` at `offset`, leaving the file
     /// position alone, so that several connections can fill one file at once.
     func write(_ buffer: ByteBuffer, count: Int, at offset: Int64) throws(HaulError) {
-        guard let descriptor = handle?.descriptor else { preconditionFailure("write to a closed part file") }
         precondition(count <= buffer.readableBytes, "writing more bytes than the buffer holds")
-        do {
-            try buffer.withUnsafeReadableBytes { bytes in
-                try SystemCalls.writeAll(descriptor, UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset, path: path)
+        try withDescriptor { descriptor throws(HaulError) in
+            try Self.writing(path) {
+                try buffer.withUnsafeReadableBytes { bytes in
+                    try SystemCalls.writeAll(descriptor, UnsafeRawBufferPointer(rebasing: bytes[0..<count]), at: offset, path: path)
+                }
             }
+        }
+    }
+
+    /// Runs a write whose closure may throw untyped (`ByteBuffer.withUnsafeReadableBytes`
+    /// rethrows): a `HaulError` goes through, anything else becomes one.
+    private static func writing(_ path: String, _ body: () throws -> Void) throws(HaulError) {
+        do {
+            try body()
         } catch let error as HaulError {
             throw error
         } catch {
@@ -123,8 +148,8 @@ struct PartFile: Sendable {
     }
 
     func sync() throws(HaulError) {
-        guard let descriptor = handle?.descriptor else { return }
-        try SystemCalls.sync(descriptor, path: path)
+        guard handle != nil else { return }
+        try withDescriptor { descriptor throws(HaulError) in try SystemCalls.sync(descriptor, path: path) }
     }
 
     /// Feeds the first `length` bytes to `hasher`: after a resume in a new process, the
@@ -136,7 +161,7 @@ struct PartFile: Sendable {
     /// Feeds bytes `start..<end` to `hasher`: a segmented download hashes what its
     /// connections wrote out of order once, at the end, after the prefix hashed in flight.
     func hash(from start: Int64, to end: Int64, into hasher: inout StreamingHasher) throws(HaulError) {
-        guard let descriptor = handle?.descriptor, end > start else { return }
+        guard handle != nil, end > start else { return }
         let length = end
         let chunkSize = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
@@ -144,7 +169,9 @@ struct PartFile: Sendable {
         var offset = start
         while offset < length {
             let wanted = Int(min(Int64(chunkSize), length - offset))
-            let count = try SystemCalls.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: offset, path: path)
+            let count = try withDescriptor { descriptor throws(HaulError) in
+                try SystemCalls.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<wanted]), at: offset, path: path)
+            }
             guard count > 0 else { throw HaulError(.fileSystem, "\(path) is shorter than its recorded \(length) bytes") }
             hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             offset += Int64(count)
@@ -155,7 +182,6 @@ struct PartFile: Sendable {
     /// the rename into place (recovery finds the file by them), the last two are what it will
     /// show there.
     func describe() throws(HaulError) -> (identity: SystemCalls.FileIdentity, size: Int64, modified: Double) {
-        guard let handle else { preconditionFailure("describe a closed part file") }
-        return try SystemCalls.describe(handle.descriptor, path: path)
+        try withDescriptor { descriptor throws(HaulError) in try SystemCalls.describe(descriptor, path: path) }
     }
 }
