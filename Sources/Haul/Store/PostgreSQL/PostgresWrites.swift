@@ -92,6 +92,9 @@ enum PostgresWrites {
                     guard try await PostgresLeases.holds(fence, on: connection) else { continue }
                     try await apply(writes)
                     if fence.releasing { try await PostgresLeases.release([fence.lease], on: connection) }
+                    if let group = fence.group, try await PostgresLeases.completes(group, on: connection) {
+                        fence.groupCompleted()
+                    }
                 }
             }
         }
