@@ -81,6 +81,19 @@ package actor SessionHost {
         }
     }
 
+    /// Makes the fleet's claim loops look for work now instead of at their next poll: those of
+    /// `session` (every open session when nil). A session not open here yet is looked for in
+    /// the store and opened. The entry point for `LISTEN/NOTIFY` wake-ups (`haul_queue`).
+    package func fleetWake(session: String? = nil) {
+        guard configuration.manager.fleet != nil, !isShutDown else { return }
+        if let session {
+            if let manager = managers[session] { return manager.fleetWake() }
+            Task { _ = await self.openNewSessions() }
+        } else {
+            for manager in managers.values { manager.fleetWake() }
+        }
+    }
+
     /// Opens the stored sessions not open here yet; false once the host has shut down.
     private func openNewSessions() async -> Bool {
         guard !isShutDown else { return false }

@@ -192,8 +192,7 @@ extension DownloadManager {
         defer { scheduleWrite() }
         if let group = fleet?.completedGroups[id], records[id]?.machine.publicState.isTerminal ?? true {
             fleet?.completedGroups[id] = nil
-            createGroupIfNeeded(group)
-            announceCompletion(of: group)
+            announceStoredCompletion(of: group)
         }
         guard let lease = fleet?.book.lease(of: id) else { return }
         if let state = records[id]?.machine.publicState {

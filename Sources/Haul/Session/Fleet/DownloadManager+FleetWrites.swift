@@ -32,12 +32,17 @@ extension DownloadManager {
         }
         var fences: [LeaseFence] = []
         var writes = plain
+        // Group rows are locked by the completion checks in one order, by every daemon: two
+        // batches finishing members of the same groups never wait on each other in a cycle.
+        order.sort { (records[$0]?.group ?? "", $0) < (records[$1]?.group ?? "", $1) }
         for id in order {
             guard let (lease, ending) = fleet.fence(for: id), let parts = fenced[id] else { continue }
             // A completion written with its placement intent is the download's end in the store.
             let releasing = ending || completions.contains(id)
             let group = releasing ? records[id]?.group.map { LeaseFence.GroupOfLease(session: session, name: $0) } : nil
-            let fence = LeaseFence(lease: lease, releasing: releasing, group: group)
+            // With an outbox, the group's completion is written by the transaction that finds it.
+            let event = group.flatMap { outbox == nil ? nil : StoredEvent(kind: .groupCompleted, group: $0.name) }
+            let fence = LeaseFence(lease: lease, releasing: releasing, group: group, groupEvent: event)
             fences.append(fence)
             writes.append(.fenced(fence, parts))
         }
@@ -50,6 +55,22 @@ extension DownloadManager {
         for lease in deletedEnding { self.fleet?.ending[lease.id] = nil }
         if !deletedEnding.isEmpty { Task { _ = try? await fleet.leasing.release(deletedEnding) } }
         fencesCommitted(fences)
+    }
+
+    /// Announces a group the store found complete (to waiters and subscribers); its kept
+    /// event was written by that transaction already, so it is not appended again.
+    func announceStoredCompletion(of name: String) {
+        createGroupIfNeeded(name)
+        announceCompletion(of: name)
+        guard let outbox else { return }
+        // Taken back out of the batch the hub put it in; the others stay in their order.
+        let pending = outbox.drain()
+        var dropped = false
+        outbox.restore(pending.filter { event in
+            guard !dropped, event.kind == .groupCompleted, event.group == name else { return true }
+            dropped = true
+            return false
+        })
     }
 
     /// After the batch committed: refused fences mean lost leases (their transfers stop, and
@@ -68,9 +89,7 @@ extension DownloadManager {
             if fleet?.book.lease(of: id) == fence.lease { fleet?.book.released(id) }
             if fence.completedGroup, let group = fence.group?.name {
                 if records[id]?.machine.publicState.isTerminal ?? true {
-                    createGroupIfNeeded(group)
-                    announceCompletion(of: group)
-                    scheduleWrite()
+                    announceStoredCompletion(of: group)
                 } else {
                     fleet?.completedGroups[id] = group
                 }

@@ -19,6 +19,9 @@ final class LeaseFence: Sendable {
     /// With a releasing fence: the group of the download, whose completion the same
     /// transaction checks (`completedGroup`).
     let group: GroupOfLease?
+    /// Appended to the session's outbox in the same transaction when the group completes, so
+    /// that a daemon killed right after the commit cannot lose it.
+    let groupEvent: StoredEvent?
     private let refusal = NIOLockedValueBox<Refusal?>(nil)
     private let groupDone = NIOLockedValueBox(false)
 
@@ -34,10 +37,11 @@ final class LeaseFence: Sendable {
         var epoch: Int64?
     }
 
-    init(lease: DownloadLease, releasing: Bool, group: GroupOfLease? = nil) {
+    init(lease: DownloadLease, releasing: Bool, group: GroupOfLease? = nil, groupEvent: StoredEvent? = nil) {
         self.lease = lease
         self.releasing = releasing
         self.group = group
+        self.groupEvent = groupEvent
     }
 
     /// Set by the store when this fence's writes left `group` with no unfinished download:
