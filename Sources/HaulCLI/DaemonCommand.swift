@@ -40,7 +40,7 @@ struct DaemonCommand: AsyncParsableCommand {
         (.destination, "the state directory cannot be created or locked"),
         (.daemonAlreadyRunning, "another daemon holds the socket or the state directory"),
         (.cannotListen, "cannot listen: port in use, socket path unusable or unsafe"),
-        (.storeUnavailable, "the --store database does not answer within --store-wait, refuses, or another daemon uses it"),
+        (.storeUnavailable, "the --store database does not answer within --store-wait, or refuses"),
     ].map { status, meaning in
         let number = String(status.rawValue)
         return String(repeating: " ", count: max(0, 4 - number.count)) + number + "  " + meaning
@@ -62,9 +62,19 @@ struct DaemonCommand: AsyncParsableCommand {
     var store: String?
 
     @Option(name: .customLong("store-wait"), help: ArgumentHelp(
-        "Seconds to keep trying a --store server that does not answer at start, or that another daemon uses (default: 30); then exit \(ExitStatus.storeUnavailable.rawValue).",
+        "Seconds to keep trying a --store server that does not answer at start (default: 30); then exit \(ExitStatus.storeUnavailable.rawValue).",
         valueName: "seconds"))
     var storeWait: Double = 30
+
+    @Option(name: .customLong("fleet-slots"), help: ArgumentHelp(
+        "With --store: downloads of a session this daemon runs at once (default: \(FleetMembership.defaultSlots)). Daemons on one database form a fleet: each claims downloads by lease, and --max-concurrent-downloads and a session's limits count across the fleet.",
+        valueName: "n"))
+    var fleetSlots: Int = FleetMembership.defaultSlots
+
+    @Option(name: .customLong("fleet-lease"), help: ArgumentHelp(
+        "With --store: seconds a download's lease lasts without renewal (default: 30, renewed every third of it); a daemon that dies has its downloads taken over by the others after at most this long.",
+        valueName: "seconds"))
+    var fleetLease: Double = 30
 
     @Option(name: .customLong("rpc-listen-port"), help: ArgumentHelp(
         "The TCP port for JSON-RPC (default: 6800; 0 picks a free one, printed when ready).", valueName: "n"))
@@ -138,6 +148,8 @@ struct DaemonCommand: AsyncParsableCommand {
             }
         }
         if !(storeWait >= 0 && storeWait <= 86_400) { throw ValidationError("--store-wait must be between 0 and 86400 seconds") }
+        if !(1...10_000).contains(fleetSlots) { throw ValidationError("--fleet-slots must be between 1 and 10000") }
+        if !(fleetLease >= 1 && fleetLease <= 3_600) { throw ValidationError("--fleet-lease must be between 1 and 3600 seconds") }
         if let maxConcurrentDownloads, maxConcurrentDownloads < 1 {
             throw ValidationError("--max-concurrent-downloads must be at least 1")
         }
@@ -169,23 +181,25 @@ struct DaemonCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus(for: error).rawValue)
         }
         if tls.checkCertificate == false { StandardStream.error.writeLine(TLSOptions.insecureWarning) }
-        var sole: PostgresSoleDaemon?
         if let store {
             let location = try StoreLocation(parsing: store, stateDirectory: resolvedStateDirectory)
             let wait = Duration.milliseconds(Int64(storeWait * 1000))
             do {
-                // One daemon per database until daemons claim their work by lease.
-                sole = try await PostgresSoleDaemon.hold(location, waitingUpTo: wait)
                 // Reached and migrated before anything listens: a daemon that cannot keep its
                 // downloads must not accept any.
                 _ = try await DownloadManager.storedSessions(store: location, waitingUpTo: wait)
             } catch {
-                await sole?.release()
                 StandardStream.error.writeLine("haul daemon: error: \(error.message)")
                 throw ExitCode(ExitStatus.storeUnavailable.rawValue)
             }
             options.store = location
             options.storeWait = wait
+            // On PostgreSQL a daemon is always a fleet member (a fleet of one is fine): it
+            // runs only the downloads it claims by lease (docs/fleet.md).
+            let fleet = FleetMembership(slots: fleetSlots, leaseDuration: .milliseconds(Int64(fleetLease * 1000)))
+            options.fleet = fleet
+            StandardStream.error.writeLine(
+                "haul daemon: fleet member \(fleet.owner): up to \(fleet.slots) downloads per session, leases of \(fleetLease) s")
         }
         let composed = options
         let daemon = Daemon(configuration: daemonConfiguration, logger: logger) { context in
@@ -207,7 +221,6 @@ struct DaemonCommand: AsyncParsableCommand {
             StandardStream.error.writeLine("haul daemon: error: \(error)")
             status = .failure
         }
-        await sole?.release()
         if status != .success { throw ExitCode(status.rawValue) }
     }
 

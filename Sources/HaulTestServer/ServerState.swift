@@ -26,6 +26,8 @@ final class ServerState: Sendable {
     }
 
     private let keys = NIOLockedValueBox([String: KeyState]())
+    /// `/file` bodies being sent now over every key, and the most at once.
+    private let allStreaming = NIOLockedValueBox((now: 0, peak: 0))
 
     /// Numbers a request to `key`, records it with status 0 (set later by `setStatus`), and
     /// returns its ordinal and content version. With `changeAfter: N`, the request that makes the
@@ -66,6 +68,10 @@ final class ServerState: Sendable {
             keys[key, default: KeyState()].streaming += started ? 1 : -1
             keys[key]!.peakStreaming = max(keys[key]!.peakStreaming, keys[key]!.streaming)
         }
+        self.allStreaming.withLockedValue { all in
+            all.now += started ? 1 : -1
+            all.peak = max(all.peak, all.now)
+        }
     }
 
     /// `/file` bodies for `key` streaming now.
@@ -74,6 +80,11 @@ final class ServerState: Sendable {
     }
 
     /// The most `/file` bodies for `key` that were streaming at the same time.
+    /// The most `/file` bodies sent at the same time, over every key.
+    func peakStreamingOverall() -> Int {
+        self.allStreaming.withLockedValue { $0.peak }
+    }
+
     func peakStreaming(forKey key: String) -> Int {
         self.keys.withLockedValue { $0[key]?.peakStreaming ?? 0 }
     }

@@ -144,6 +144,12 @@ public final class TestServer: Sendable {
         self.state.peakStreaming(forKey: key)
     }
 
+    /// The most `/file` response bodies being sent at the same time over every key: what a
+    /// limit on downloads at once (across processes, too) is checked against.
+    public func peakConcurrentResponses() -> Int {
+        self.state.peakStreamingOverall()
+    }
+
     /// `/file` response bodies for a key being sent right now (0 once every client hung up
     /// or was served).
     public func responsesInProgress(forKey key: String) -> Int {

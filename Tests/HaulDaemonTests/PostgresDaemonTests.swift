@@ -16,6 +16,8 @@ struct PostgresDaemonTests {
         let haul = try #require(LineProcess.builtProduct("haul"), "build the haul product first")
         let daemon = try LineProcess(executable: haul, arguments: [
             "daemon", "--socket", socket, "--state-dir", state.path, "--no-tcp", "--dir", out.path, "--store", store,
+            // The killed daemon's leases expire after 3 s, not 30: its downloads are taken over then.
+            "--fleet-lease", "3",
         ])
         _ = try await firstElement(of: daemon.errors, "the daemon's ready line", within: .seconds(120)) { $0.hasPrefix("haul daemon: ready") }
         return daemon
@@ -115,34 +117,6 @@ struct PostgresDaemonTests {
         }
     }
 
-    /// Until daemons claim their work by lease, a second daemon on a database another one
-    /// runs on waits --store-wait for it, then exits 15 saying why (it would run every
-    /// download again); once the first has stopped, a daemon starts there.
-    @Test func aSecondDaemonOnTheSameDatabaseIsRefused() async throws {
-        let store = try await PostgresCluster.shared().makeDatabase()
-        let workspace = try DaemonWorkspace()
-        defer { workspace.remove() }
-        let haul = try #require(LineProcess.builtProduct("haul"), "build the haul product first")
-        let first = try await Self.startDaemon(socket: workspace.socket, state: workspace.state, out: workspace.out, store: store)
-        let secondSocket = workspace.root.appendingPathComponent("second.sock").path
-        let secondState = workspace.root.appendingPathComponent("second-state")
-        let second = try LineProcess(executable: haul, arguments: [
-            "daemon", "--socket", secondSocket, "--state-dir", secondState.path, "--no-tcp", "--dir", workspace.out.path,
-            "--store", store, "--store-wait", "1",
-        ])
-        let message = try await firstElement(of: second.errors, "the second daemon's error", within: .seconds(60)) { $0.contains("error") }
-        #expect(message.contains("another haul daemon uses"), "\(message)")
-        #expect(ChildProcess.exitCode(await second.waitForExit()) == 15)
-
-        first.send(SIGTERM)
-        #expect(ChildProcess.exitCode(await first.waitForExit()) == 0)
-        let third = try await Self.startDaemon(socket: secondSocket, state: secondState, out: workspace.out, store: store)
-        third.send(SIGTERM)
-        #expect(ChildProcess.exitCode(await third.waitForExit()) == 0)
-    }
-
-    /// A URL that is not a usable PostgreSQL URL is a usage error (2); a server that does not
-    /// answer within --store-wait is exit 15, with a message naming the database.
     @Test func badURLAndUnreachableServerAreClearErrors() async throws {
         let workspace = try DaemonWorkspace()
         defer { workspace.remove() }

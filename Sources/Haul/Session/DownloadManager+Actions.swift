@@ -70,7 +70,8 @@ extension DownloadManager {
             releaseSlot(id)
             keepPlaceWhilePaused(id)
             records[id]?.details.progress.bytesPerSecond = 0
-            hub.emit(.paused(id, reason: nil))
+            // Stopped at a fleet member's shutdown: not paused, taken over (`leaveFleet`).
+            if fleet?.lost.contains(id) != true { hub.emit(.paused(id, reason: nil)) }
             wakeStopWaiters(id)
         case .reportPausedBecause(let error):
             log(.warning, "paused until someone acts: \(error.message)", id, error: error)
@@ -124,6 +125,7 @@ extension DownloadManager {
             hub.emit(.resumed(id))
             admitQueued()
         }
+        if fleet != nil { settleLease(id) }
         forgetDue()
     }
 

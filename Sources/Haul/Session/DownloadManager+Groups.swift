@@ -63,7 +63,9 @@ extension DownloadManager {
     /// A member finished: when that completes its group, the group's completion is announced
     /// and everyone waiting for it is answered.
     func groupMemberFinished(_ id: DownloadID) {
-        guard let name = groupOf(id), groups.memberFinished(in: name) else { return }
+        // In a fleet the store says when a group completes (`LeaseFence.completedGroup`): other
+        // daemons finish some of its downloads.
+        guard let name = groupOf(id), groups.memberFinished(in: name), fleet == nil else { return }
         announceCompletion(of: name)
     }
 
@@ -79,7 +81,7 @@ extension DownloadManager {
         announceCompletion(of: name)
     }
 
-    private func announceCompletion(of name: String) {
+    func announceCompletion(of name: String) {
         let summary = summary(of: name)
         hub.emit(.groupCompleted(summary))
         waits.resolve(group: name, with: .success(summary))

@@ -30,6 +30,7 @@ extension DownloadManager {
         let store = try await location.open(waitingUpTo: wait)
         let manager = DownloadManager(configuration: configuration, store: store, session: session)
         try await manager.restore(continueInterrupted: continueInterrupted)
+        await manager.startFleet()
         return manager
     }
 }

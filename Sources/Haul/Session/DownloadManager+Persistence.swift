@@ -139,10 +139,16 @@ extension DownloadManager {
         do {
             let started = ContinuousClock.now
             defer { metrics.storeWrote(.batch, since: started) }
-            try await store.save(
-                rows, progressOf: changed, movingGroups: groupMoves, placements: batch.placements, deleting: batch.deletions,
-                deletingGroups: batch.deletedGroups, events: events,
-                trimmingEventsTo: trimsEvents ? configuration.retention.maxKeptEvents : nil, session: session)
+            if fleet != nil {
+                try await saveFenced(
+                    rows, progressOf: changed, movingGroups: groupMoves, batch: batch, events: events,
+                    trimmingEventsTo: trimsEvents ? configuration.retention.maxKeptEvents : nil)
+            } else {
+                try await store.save(
+                    rows, progressOf: changed, movingGroups: groupMoves, placements: batch.placements, deleting: batch.deletions,
+                    deletingGroups: batch.deletedGroups, events: events,
+                    trimmingEventsTo: trimsEvents ? configuration.retention.maxKeptEvents : nil, session: session)
+            }
             eventsSinceTrim = trimsEvents ? 0 : eventsSinceTrim + events.count
             if !events.isEmpty { wakeOutboxWaiters() }
             return true

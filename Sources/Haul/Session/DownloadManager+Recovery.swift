@@ -14,7 +14,7 @@ extension DownloadManager {
         var rows = try await store.loadAll(session: session, includingFinished: retentionRule.loadsEarlierFinished)
         // Files a dead process verified and did not place are placed first, as it would have.
         let verifiedLeft = Self.rowsWithVerifiedFiles(rows)
-        let movedOnPlacement = verifiedLeft.isEmpty ? [] : await finishInterruptedPlacements(&rows) { verifiedLeft.contains($0.id) }
+        let movedOnPlacement = verifiedLeft.isEmpty || fleet != nil ? [] : await finishInterruptedPlacements(&rows) { verifiedLeft.contains($0.id) }
         if !retentionRule.loadsEarlierFinished {
             finishedLeftInStore = try await store.hasFinished(session: session)
         }
@@ -31,7 +31,9 @@ extension DownloadManager {
             var record = loadedRecord(row)
             record.machine.restored(continueInterrupted: continueInterrupted)
             var reconciled = false
-            if !row.state.isTerminal { reconciled = reconcile(&record) }
+            // In a fleet, an unfinished row may be another daemon's right now: it is reconciled
+            // by whoever claims it (`takeClaimed`), and nothing is written about it here.
+            if !row.state.isTerminal, fleet == nil { reconciled = reconcile(&record) }
             let state = record.machine.publicState
             if reconciled, state == .completed { foundCompleted.append(row.id) }
             record.isFinished = state.isTerminal
@@ -46,14 +48,14 @@ extension DownloadManager {
                 || (row.segments?.isEmpty == false && record.details.durable.segments.isEmpty) {
                 lostBytes.append(row.id)
             }
-            if let abandonedBefore, !state.isTerminal, row.updatedAt < abandonedBefore {
+            if let abandonedBefore, !state.isTerminal, row.updatedAt < abandonedBefore, fleet == nil {
                 abandoned.append(row.id)
                 continue
             }
             if let place = record.machine.restoredPlace {
                 enqueueForScheduling(record, held: place == .held)
             }
-            if Self.machineState(row) != record.machine.state || row.state == .running || movedOnPlacement.contains(row.id) {
+            if fleet == nil, Self.machineState(row) != record.machine.state || row.state == .running || movedOnPlacement.contains(row.id) {
                 markDirty(row.id)
             }
         }
@@ -143,7 +145,7 @@ extension DownloadManager {
     }
 
     /// Returns whether the record changed.
-    private func reconcile(_ record: inout Record) -> Bool {
+    func reconcile(_ record: inout Record) -> Bool {
         let durable = record.details.durable
         if let intent = durable.placement, let placed = Self.findPlaced(intent) {
             // Renamed into place, then the process died before recording it.

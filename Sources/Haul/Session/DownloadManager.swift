@@ -83,6 +83,11 @@ public actor DownloadManager: SessionBackend {
     var pins = OutboxPins()
     /// Runs the finishing steps of resources added in this process (`addResource`).
     let resourceSupervisor: ResourceSupervisor
+    /// Leases and loops of a fleet member (`Configuration.fleet` on a PostgreSQL store); nil
+    /// otherwise, and then nothing of `DownloadManager+Fleet` runs.
+    var fleet: FleetState?
+    /// What wakes the fleet's claim loop (`fleetWake()`), nil outside a fleet.
+    nonisolated let fleetWakes: (stream: AsyncStream<Void>, continuation: AsyncStream<Void>.Continuation)?
 
     /// A manager whose store lives in memory: nothing survives the process.
     public init(configuration: Configuration = Configuration()) {
@@ -128,10 +133,18 @@ public actor DownloadManager: SessionBackend {
         let runner = TransferRunner(transport: transport, configuration: configuration)
         self.runner = runner
         self.lane = TransferLane(runner: runner)
-        self.scheduler = SchedulerState(limits: SchedulerState.Limits(
-            global: max(1, configuration.maxConcurrentDownloads),
-            perHost: configuration.maxDownloadsPerHost.map { max(1, $0) },
-            sequentialGroups: configuration.groupOrder == .sequential))
+        if let membership = configuration.fleet, let leasing = store as? any DownloadLeasing {
+            // The session's limits are the claim's, across the fleet; locally, only the cap.
+            self.fleet = FleetState(membership: membership, leasing: leasing)
+            self.fleetWakes = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+            self.scheduler = SchedulerState(limits: SchedulerState.Limits(global: membership.slots, perHost: nil))
+        } else {
+            self.fleetWakes = nil
+            self.scheduler = SchedulerState(limits: SchedulerState.Limits(
+                global: max(1, configuration.maxConcurrentDownloads),
+                perHost: configuration.maxDownloadsPerHost.map { max(1, $0) },
+                sequentialGroups: configuration.groupOrder == .sequential))
+        }
         lane.onEnded { [weak self] in
             Task { await self?.takeTransferEnds() }
         }
@@ -189,6 +202,7 @@ public actor DownloadManager: SessionBackend {
     /// Where the scheduler queues a download: its host, priority and group's place; `held`
     /// for a paused download, which keeps a place without being started.
     func enqueueForScheduling(_ record: Record, held: Bool = false, atFront: Bool = false) {
+        if let fleet { return fleetEnqueue(record, held: held, atFront: atFront, fleet: fleet) }
         scheduler.enqueue(
             record.id, host: record.host, priority: record.kept.priority,
             group: record.group.flatMap { groups[$0]?.ordinal }, held: held, atFront: atFront)
@@ -330,6 +344,9 @@ public actor DownloadManager: SessionBackend {
     package func shutdown() async {
         guard !isShutDown else { return }
         isShutDown = true
+        // A fleet member's transfers stop without a word in the store: they are not paused,
+        // the other daemons take them over once their leases are given back (below).
+        let leases = leaveFleet()
         for id in order where records[id]?.machine.isUnderway == true {
             try? await pause(id)
         }
@@ -344,6 +361,7 @@ public actor DownloadManager: SessionBackend {
         await flushDirty()
         lane.close()
         await transport.shutdown()
+        await releaseFleetLeases(leases)
         hub.finish()
         stopReportingStates()
     }

@@ -109,6 +109,10 @@ extension DownloadManager {
         /// unless the app bootstrapped a backend. `haul daemon` passes its own Prometheus
         /// factory, so that several daemons in one process (tests) keep their figures apart.
         package var metricsFactory: (any MetricsFactory)?
+        /// Membership of a fleet of daemons sharing a PostgreSQL store (`docs/fleet.md`): the
+        /// manager claims its downloads by lease instead of scheduling them locally. Nil (the
+        /// default, and always with SQLite): the manager schedules its session alone.
+        package var fleet: FleetMembership?
 
         /// A configuration; every default is stated on its property.
         public init(

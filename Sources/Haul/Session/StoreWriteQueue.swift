@@ -125,6 +125,16 @@ struct StoreWriteQueue {
         pending.deletions.append(id)
     }
 
+    /// The download is no longer this daemon's (its fleet lease was lost): nothing owed about
+    /// it is written, and its row stays for its new owner.
+    mutating func abandon(_ id: DownloadID) {
+        pending.progress.remove(id)
+        pending.wholeRows.remove(id)
+        pending.segments.remove(id)
+        pending.groupMoves.remove(id)
+        pending.placements.removeAll { $0.id == id }
+    }
+
     /// The manager forgot a group whose downloads are all gone: its row goes too.
     mutating func groupForgotten(_ name: String) {
         pending.deletedGroups.append(name)

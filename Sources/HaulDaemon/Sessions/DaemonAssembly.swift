@@ -36,6 +36,8 @@ package enum DaemonAssembly {
         package var store: StoreLocation?
         /// How long starting waits for a PostgreSQL server that does not answer. Default: 0.
         package var storeWait: Duration = .zero
+        /// This daemon's place in the fleet of its PostgreSQL store; nil with SQLite.
+        package var fleet: FleetMembership?
 
         package init(
             downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
@@ -74,6 +76,7 @@ package enum DaemonAssembly {
         managerConfiguration.refusesLinksInDirectories = true
         // The daemon's own registry, served at /metrics: not the process's global factory.
         managerConfiguration.metricsFactory = context.metrics.factory
+        managerConfiguration.fleet = options.fleet
         let overallLimit = SpeedLimiter(bytesPerSecond: options.transfers.maxOverallDownloadLimit)
         options.transfers.apply(to: &managerConfiguration, sharing: overallLimit)
         let host = SessionHost(configuration: SessionHost.Configuration(

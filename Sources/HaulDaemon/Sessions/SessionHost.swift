@@ -44,6 +44,8 @@ package actor SessionHost {
     private var managers: [String: DownloadManager] = [:]
     private var opening: [String: Task<DownloadManager, any Error>] = [:]
     private var isShutDown = false
+    /// In a fleet: opens sessions other daemons created (`watchFleetSessions`).
+    private var sessionWatch: Task<Void, Never>?
     /// Finishing steps of resources (HLS, Metalink) owed when their groups complete.
     let resources: ResourceSupervisor
     let resourceBook: ResourceBook
@@ -64,6 +66,43 @@ package actor SessionHost {
             _ = try await manager(for: stored.id, settings: settings)
         }
         _ = try await manager(for: Self.defaultSession)
+        if let fleet = configuration.manager.fleet { watchFleetSessions(every: fleet.claimInterval) }
+    }
+
+    /// In a fleet, sessions are created through any daemon: each daemon opens (and so claims
+    /// the downloads of) every session with settings that appears in the store.
+    private func watchFleetSessions(every interval: Duration) {
+        guard sessionWatch == nil else { return }
+        sessionWatch = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: interval)
+                guard let self, await self.openNewSessions() else { return }
+            }
+        }
+    }
+
+    /// Makes the fleet's claim loops look for work now instead of at their next poll: those of
+    /// `session` (every open session when nil). A session not open here yet is looked for in
+    /// the store and opened. The entry point for `LISTEN/NOTIFY` wake-ups (`haul_queue`).
+    package func fleetWake(session: String? = nil) {
+        guard configuration.manager.fleet != nil, !isShutDown else { return }
+        if let session {
+            if let manager = managers[session] { return manager.fleetWake() }
+            Task { _ = await self.openNewSessions() }
+        } else {
+            for manager in managers.values { manager.fleetWake() }
+        }
+    }
+
+    /// Opens the stored sessions not open here yet; false once the host has shut down.
+    private func openNewSessions() async -> Bool {
+        guard !isShutDown else { return false }
+        guard let stored = try? await DownloadManager.storedSessions(store: configuration.store) else { return true }
+        for stored in stored where managers[stored.id] == nil && opening[stored.id] == nil && !isShutDown {
+            guard let settings = stored.settings else { continue }
+            _ = try? await manager(for: stored.id, settings: settings)
+        }
+        return !isShutDown
     }
 
     /// The session's manager, opened on first use. `settings`, when given, replace the
@@ -106,6 +145,7 @@ package actor SessionHost {
     /// stay as they are, for the next start.
     package func shutdown() async {
         isShutDown = true
+        sessionWatch?.cancel()
         await resources.stop()
         let all = managers.values
         managers = [:]

@@ -78,6 +78,8 @@ extension DownloadManager {
     /// until fewer than `limit` run. Not stored: a new manager starts from its configuration.
     package func setMaxConcurrentDownloads(_ limit: Int) throws(HaulError) {
         guard limit >= 1 else { throw HaulError(.invalidRequest, "the concurrency limit must be at least 1, got \(limit)") }
+        // In a fleet the session's limit is the claim's (saved with the session's settings).
+        guard fleet == nil else { return }
         scheduler.limits.global = limit
         admitQueued()
     }

@@ -16,7 +16,20 @@ final class LeaseFence: Sendable {
     /// its completion and its release commit together, so no other daemon can claim it in
     /// between and no lease outlives it).
     let releasing: Bool
+    /// With a releasing fence: the group of the download, whose completion the same
+    /// transaction checks (`completedGroup`).
+    let group: GroupOfLease?
+    /// Appended to the session's outbox in the same transaction when the group completes, so
+    /// that a daemon killed right after the commit cannot lose it.
+    let groupEvent: StoredEvent?
     private let refusal = NIOLockedValueBox<Refusal?>(nil)
+    private let groupDone = NIOLockedValueBox(false)
+
+    /// A download's group, as the store keys it.
+    struct GroupOfLease: Sendable, Hashable {
+        var session: String
+        var name: String
+    }
 
     /// Who held the download instead, when the store refused the writes.
     struct Refusal: Sendable, Hashable {
@@ -24,10 +37,22 @@ final class LeaseFence: Sendable {
         var epoch: Int64?
     }
 
-    init(lease: DownloadLease, releasing: Bool) {
+    init(lease: DownloadLease, releasing: Bool, group: GroupOfLease? = nil, groupEvent: StoredEvent? = nil) {
         self.lease = lease
         self.releasing = releasing
+        self.group = group
+        self.groupEvent = groupEvent
     }
+
+    /// Set by the store when this fence's writes left `group` with no unfinished download:
+    /// the group completed in this transaction. Its check takes the group's row lock, so of
+    /// two daemons finishing a group's last downloads at once exactly one sees it complete.
+    func groupCompleted() {
+        groupDone.withLockedValue { $0 = true }
+    }
+
+    /// Whether this fence's transaction completed its group.
+    var completedGroup: Bool { groupDone.withLockedValue { $0 } }
 
     /// Set by the store inside the transaction that skipped the writes.
     func refuse(_ refusal: Refusal) {

@@ -167,6 +167,22 @@ enum PostgresLeases {
         return Set(rows.map { DownloadID(rawValue: UInt64(bitPattern: $0)) })
     }
 
+    /// Whether the group has no unfinished download left, with the group's row locked until
+    /// commit: the transactions that finish a group's downloads take turns here, so the last
+    /// one sees every other's end (each check is a new snapshot) and exactly one finds it
+    /// complete.
+    static func completes(_ group: LeaseFence.GroupOfLease, on connection: PostgresConnection) async throws -> Bool {
+        let locked = try await connection.all("""
+            SELECT 1 FROM haul.downloadGroup WHERE session = \(group.session) AND name = \(group.name) FOR UPDATE
+            """, { row in try row.decode(Int32.self) })
+        guard !locked.isEmpty else { return false }
+        let unfinished = try await connection.all("""
+            SELECT count(*)::bigint FROM haul.download WHERE session = \(group.session) AND groupName = \(group.name)
+            AND state NOT IN ('completed', 'failed', 'canceled')
+            """, { row in try row.decode(Int64.self) })
+        return unfinished.first == 0
+    }
+
     /// Whether `fence`'s lease still holds, locking the download's row until commit so that no
     /// claim can take it before the fenced writes are in; records the refusal on the fence.
     static func holds(_ fence: LeaseFence, on connection: PostgresConnection) async throws -> Bool {

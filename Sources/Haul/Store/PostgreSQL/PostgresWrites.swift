@@ -7,6 +7,10 @@ enum PostgresWrites {
     static func apply(_ writes: [StoreWrite], on connection: PostgresConnection) async throws {
         var batch = Batch(connection: connection)
         try await batch.apply(writes)
+        // The events of completed groups go last, as every outbox append does: the session's
+        // row is then locked after every group row, by every transaction.
+        let completions = batch.groupEvents
+        if !completions.isEmpty { try await batch.apply(completions) }
     }
 
     /// What one transaction has already done: the session and group rows are inserted once
@@ -18,6 +22,8 @@ enum PostgresWrites {
         var sessions: Set<String> = []
         var groups: Set<[String]> = []
         var lockedOutboxes: Set<String> = []
+        /// Events of groups fenced writes completed, appended after every other write.
+        var groupEvents: [StoreWrite] = []
 
         init(connection: PostgresConnection) {
             self.connection = connection
@@ -92,6 +98,10 @@ enum PostgresWrites {
                     guard try await PostgresLeases.holds(fence, on: connection) else { continue }
                     try await apply(writes)
                     if fence.releasing { try await PostgresLeases.release([fence.lease], on: connection) }
+                    if let group = fence.group, try await PostgresLeases.completes(group, on: connection) {
+                        fence.groupCompleted()
+                        if let event = fence.groupEvent { groupEvents.append(.appendEvents(session: group.session, [event])) }
+                    }
                 }
             }
         }
