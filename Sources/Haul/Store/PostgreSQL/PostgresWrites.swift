@@ -7,6 +7,7 @@ enum PostgresWrites {
     static func apply(_ writes: [StoreWrite], on connection: PostgresConnection) async throws {
         var batch = Batch(connection: connection)
         try await batch.apply(writes)
+        try await batch.notifyQueues()
     }
 
     /// What one transaction has already done: the session and group rows are inserted once
@@ -18,6 +19,10 @@ enum PostgresWrites {
         var sessions: Set<String> = []
         var groups: Set<[String]> = []
         var lockedOutboxes: Set<String> = []
+        /// Sessions with downloads saved as queued (added, resumed): other daemons may claim them.
+        var queuedSessions: Set<String> = []
+        /// Downloads whose lease a fenced write released: a slot of their session is free.
+        var released: [Int64] = []
 
         init(connection: PostgresConnection) {
             self.connection = connection
@@ -28,6 +33,7 @@ enum PostgresWrites {
                 switch write {
                 case .save(let downloads):
                     for download in downloads {
+                        if download.state == .queued { queuedSessions.insert(download.session) }
                         try await ensureSession(download.session)
                         if let group = download.group { try await ensureGroup(group, of: download.session) }
                         try await connection.run(try PostgresRows.upsert(download, encoder: rows))
@@ -91,7 +97,10 @@ enum PostgresWrites {
                     // are other callers' (or other downloads') and still hold.
                     guard try await PostgresLeases.holds(fence, on: connection) else { continue }
                     try await apply(writes)
-                    if fence.releasing { try await PostgresLeases.release([fence.lease], on: connection) }
+                    if fence.releasing {
+                        try await PostgresLeases.release([fence.lease], on: connection)
+                        released.append(Int64(bitPattern: fence.lease.id.rawValue))
+                    }
                 }
             }
         }
@@ -111,11 +120,27 @@ enum PostgresWrites {
 
         /// Holds the session's row until commit, so that two processes appending to one outbox
         /// take turns: sequence numbers are then handed out in commit order, and a reader that
-        /// saw sequence N never later finds a smaller one appear.
+        /// saw sequence N never later finds a smaller one appear. The same statement queues the
+        /// `haul_events` notification (`PostgresListener`): the server delivers it at commit,
+        /// never for a rolled-back transaction, and it costs no round trip of its own.
         private mutating func lockOutbox(_ session: String) async throws {
             try await ensureSession(session)
             guard lockedOutboxes.insert(session).inserted else { return }
-            try await connection.run("SELECT 1 FROM haul.session WHERE id = \(session) FOR UPDATE")
+            try await connection.run("""
+                SELECT pg_notify(\(PostgresListener.eventsChannel), id) FROM haul.session WHERE id = \(session) FOR UPDATE
+                """)
+        }
+
+        /// One `haul_queue` notification per session whose queue gained work in this
+        /// transaction (delivered at commit), so idle daemons claim now rather than at their
+        /// next poll: one statement, only in transactions that queued or released something.
+        func notifyQueues() async throws {
+            guard !queuedSessions.isEmpty || !released.isEmpty else { return }
+            try await connection.run("""
+                SELECT pg_notify(\(PostgresListener.queueChannel), s) FROM (
+                    SELECT unnest(\(Array(queuedSessions))::text[]) AS s
+                    UNION SELECT session FROM haul.download WHERE id = ANY(\(released))) q
+                """)
         }
 
         private func replaceSegments(_ segments: [DurableSegment], of id: DownloadID) async throws {
