@@ -36,6 +36,9 @@ package enum DaemonAssembly {
         package var store: StoreLocation?
         /// How long starting waits for a PostgreSQL server that does not answer. Default: 0.
         package var storeWait: Duration = .zero
+        /// This daemon's ID in a fleet on one PostgreSQL database, new at every start: its row
+        /// in `haul.daemon` (and, once daemons claim by lease, the owner of its leases).
+        package var fleetID = UUID().uuidString.lowercased()
 
         package init(
             downloadDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath),
@@ -80,6 +83,13 @@ package enum DaemonAssembly {
             stateDirectory: context.configuration.stateDirectory, defaultSettings: settings, manager: managerConfiguration,
             maxDownloadResult: options.maxDownloadResult, store: options.store, storeWait: options.storeWait))
         try await host.start()
+        // On PostgreSQL, a row in haul.daemon while this daemon runs: who is alive in the fleet.
+        // A daemon whose row could not be written still serves; its next heartbeat tries again.
+        let presence: PostgresDaemonPresence? = if let store = options.store {
+            try? await PostgresDaemonPresence.start(store, fleetID: options.fleetID, waitingUpTo: options.storeWait)
+        } else {
+            nil
+        }
         let defaultManager = try await host.manager(for: SessionHost.defaultSession)
 
         let control = context.control
@@ -103,6 +113,7 @@ package enum DaemonAssembly {
         let forwarding = Task { await notifications.run() }
         return DaemonComponents(handler: handler, onShutdown: {
             await host.shutdown()
+            await presence?.stop()
             forwarding.cancel()
         })
     }
