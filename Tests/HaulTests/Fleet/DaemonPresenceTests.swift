@@ -7,12 +7,13 @@ import Testing
 @Suite("Daemon table", .timeLimit(.minutes(2)))
 struct DaemonPresenceTests {
     /// Two daemons show; a clean stop removes its row; a daemon that stopped beating long ago
-    /// is deleted by the next heartbeat of a living one.
+    /// is deleted by the next heartbeat of a living one. Beats are quick and death is ten
+    /// minutes away, so a loaded machine never makes a living daemon look dead here.
     @Test func daemonsAppearBeatAndAgeOut() async throws {
         let fixture = try await LeaseFixture.make(SessionSettings())
         let one = try await fixture.daemon(), two = try await fixture.daemon()
-        let first = try await PostgresDaemonPresence.start(store: one, fleetID: "d1", heartbeat: .milliseconds(200), host: "h1", pid: 11)
-        let second = try await PostgresDaemonPresence.start(store: two, fleetID: "d2", heartbeat: .milliseconds(200), host: "h2", pid: 22)
+        let first = try await PostgresDaemonPresence.start(store: one, fleetID: "d1", heartbeat: .milliseconds(300), deadAfter: .seconds(600), host: "h1", pid: 11)
+        let second = try await PostgresDaemonPresence.start(store: two, fleetID: "d2", heartbeat: .milliseconds(300), deadAfter: .seconds(600), host: "h2", pid: 22)
 
         let alive = try await second.alive()
         #expect(alive.map(\.id) == ["d1", "d2"])

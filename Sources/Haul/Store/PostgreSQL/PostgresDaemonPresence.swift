@@ -26,12 +26,15 @@ package final class PostgresDaemonPresence: Sendable {
     package let fleetID: String
     private let store: PostgresStore
     private let heartbeat: Duration
+    /// Silent this long, a daemon is dead: its row is deleted and `alive()` leaves it out.
+    private let deadAfter: Duration
     private let beating = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
-    private init(store: PostgresStore, fleetID: String, heartbeat: Duration) {
+    private init(store: PostgresStore, fleetID: String, heartbeat: Duration, deadAfter: Duration) {
         self.store = store
         self.fleetID = fleetID
         self.heartbeat = heartbeat
+        self.deadAfter = deadAfter
     }
 
     /// Writes this daemon's row in the PostgreSQL store at `location` and keeps it fresh;
@@ -45,10 +48,11 @@ package final class PostgresDaemonPresence: Sendable {
     }
 
     static func start(
-        store: PostgresStore, fleetID: String, heartbeat: Duration = .seconds(10),
+        store: PostgresStore, fleetID: String, heartbeat: Duration = .seconds(10), deadAfter: Duration? = nil,
         host: String = ProcessInfo.processInfo.hostName, pid: Int32 = ProcessInfo.processInfo.processIdentifier
     ) async throws(HaulError) -> PostgresDaemonPresence {
-        let presence = PostgresDaemonPresence(store: store, fleetID: fleetID, heartbeat: heartbeat)
+        let presence = PostgresDaemonPresence(
+            store: store, fleetID: fleetID, heartbeat: heartbeat, deadAfter: deadAfter ?? heartbeat * missedBeats)
         try await presence.beat(host: host, pid: pid)
         let task = Task { [weak presence] in
             while !Task.isCancelled {
@@ -70,7 +74,7 @@ package final class PostgresDaemonPresence: Sendable {
 
     /// Writes (or writes again) this daemon's row as seen now, and forgets the dead.
     private func beat(host: String, pid: Int32) async throws(HaulError) {
-        let deadAfter = heartbeat.seconds * Double(Self.missedBeats)
+        let deadAfter = deadAfter.seconds
         try await store.write("record that this daemon is alive") { [fleetID] connection in
             try await connection.run("""
                 WITH dead AS (DELETE FROM haul.daemon WHERE lastSeen < now() - \(deadAfter) * interval '1 second' AND id <> \(fleetID))
@@ -80,9 +84,9 @@ package final class PostgresDaemonPresence: Sendable {
         }
     }
 
-    /// The daemons seen within the last `heartbeat × 6`, oldest start first.
+    /// The daemons seen within the last `deadAfter` (`heartbeat × 6`), oldest start first.
     package func alive() async throws(HaulError) -> [Daemon] {
-        let deadAfter = heartbeat.seconds * Double(Self.missedBeats)
+        let deadAfter = deadAfter.seconds
         return try await store.read("list the daemons of the fleet") { connection in
             try await connection.all("""
                 SELECT id, host, pid, started, lastSeen FROM haul.daemon
