@@ -22,8 +22,14 @@ extension DownloadManager {
     /// An indexed read whose cost follows the unfinished downloads, not the finished history.
     package func downloadsElsewhere(inStates states: Set<DownloadState>) async -> [DownloadInfo] {
         guard let shared = store as? PostgresStore, shared.changes != nil,
-              let rows = try? await shared.unfinished(session: session, inStates: states)
+              let stored = try? await shared.unfinishedCount(session: session)
         else { return [] }
+        // A daemon alone on its database holds every unfinished download: one count, no rows.
+        var held = 0
+        records.scan { _, _, state, _, _ in
+            if !state.isTerminal { held += 1 }
+        }
+        guard stored > held, let rows = try? await shared.unfinished(session: session, inStates: states) else { return [] }
         return rows.filter { records[$0.id] == nil }.map(\.storedInfo)
     }
 }

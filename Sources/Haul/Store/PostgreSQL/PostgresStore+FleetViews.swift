@@ -21,4 +21,14 @@ extension PostgresStore {
                 decoder.download(from:))
         }
     }
+
+    /// How many of the session's downloads are queued, running or paused: an index-only
+    /// count, so a daemon that holds them all can skip reading the rows.
+    func unfinishedCount(session: String) async throws(HaulError) -> Int {
+        try await read("count the unfinished downloads of session '\(session)'") { connection in
+            Int(try await connection.one(
+                "SELECT count(*) FROM haul.download WHERE session = \(session) AND state IN ('queued', 'running', 'paused')",
+                as: Int64.self) ?? 0)
+        }
+    }
 }
