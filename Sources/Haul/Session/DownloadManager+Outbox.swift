@@ -6,17 +6,35 @@ import Foundation
 extension DownloadManager {
     /// The kept events after `sequence`, oldest first, at most `limit`. With `timeout`, waits
     /// up to that long for new events when there are none yet (a long poll).
+    ///
+    /// On a store other daemons share (PostgreSQL), events they append wake the wait through
+    /// the store's notifications (`StoreChangeFeed`), and the wait reads the store again every
+    /// `fallbackPollInterval` in case a notification was lost.
     package func storedEvents(after sequence: Int64, limit: Int = 1000, waitingUpTo timeout: Duration? = nil) async throws(HaulError) -> [StoredEvent] {
         guard outbox != nil else {
             throw HaulError(.invalidRequest, "this manager keeps no event outbox (Configuration.keepsEventOutbox)")
         }
-        // Events emitted but not yet written are written now, not after the batching delay.
-        if outbox?.isEmpty == false { await flushDirty() }
-        let events = try await store.events(session: session, after: sequence, limit: max(1, limit))
-        guard events.isEmpty, let timeout, timeout > .zero, !isShutDown else { return events }
-        await waitForStoredEvents(timeout: timeout)
-        if outbox?.isEmpty == false { await flushDirty() }
-        return try await store.events(session: session, after: sequence, limit: max(1, limit))
+        guard let feed = store.changes else {
+            // One process writes this store: its own writes wake the wait.
+            if outbox?.isEmpty == false { await flushDirty() }
+            let events = try await store.events(session: session, after: sequence, limit: max(1, limit))
+            guard events.isEmpty, let timeout, timeout > .zero, !isShutDown else { return events }
+            await waitForStoredEvents(timeout: timeout, feed: nil, generation: 0)
+            if outbox?.isEmpty == false { await flushDirty() }
+            return try await store.events(session: session, after: sequence, limit: max(1, limit))
+        }
+        // A shared store: the deadline is real time, since other processes write it.
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout ?? .zero)
+        while true {
+            // Taken before reading: a notification after it makes the wait below return at once.
+            let generation = feed.generation(of: session)
+            if outbox?.isEmpty == false { await flushDirty() }
+            let events = try await store.events(session: session, after: sequence, limit: max(1, limit))
+            let remaining = clock.now.duration(to: deadline)
+            guard events.isEmpty, remaining > .zero, !isShutDown else { return events }
+            await waitForStoredEvents(timeout: min(remaining, feed.fallbackPollInterval), feed: feed, generation: generation)
+        }
     }
 
     /// The client has handled every event up to and including `sequence`: they are deleted.
@@ -43,9 +61,18 @@ extension DownloadManager {
         try await location.open(waitingUpTo: wait).sessions()
     }
 
-    /// Returns after the next write that stores events, after `timeout`, or at shutdown.
-    private func waitForStoredEvents(timeout: Duration) async {
+    /// Returns after the next write of this manager that stores events, the next change to
+    /// the session's outbox `feed` reports after `generation`, `timeout`, or shutdown.
+    private func waitForStoredEvents(timeout: Duration, feed: StoreChangeFeed?, generation: UInt64) async {
         let key = UUID()
+        var observer: Int?
+        if let feed {
+            observer = feed.observeEvents(of: session, unchangedSince: generation) { [weak self] in
+                Task { await self?.wakeOutboxWaiter(key) }
+            }
+            // Changed since the read: read again rather than wait.
+            guard observer != nil else { return }
+        }
         let clock = configuration.clock
         let timer = Task {
             try? await clock.sleep(for: timeout)
@@ -55,6 +82,7 @@ extension DownloadManager {
             outboxWaiters[key] = continuation
         }
         timer.cancel()
+        if let feed, let observer { feed.stopObserving(observer) }
     }
 
     private func wakeOutboxWaiter(_ key: UUID) {

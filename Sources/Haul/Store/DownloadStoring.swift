@@ -19,6 +19,9 @@ protocol DownloadStoring: AnyObject, Sendable {
     var isPersistent: Bool { get }
     /// Bytes the store takes on disk (0 when unknown or in memory).
     func sizeOnDisk() async -> Int64
+    /// What other processes sharing the store changed (nil when no other process writes to
+    /// it, as with SQLite: a session's own writes wake its own waiters).
+    var changes: StoreChangeFeed? { get }
 
     /// Applies `write` in a transaction (shared with concurrent writes, in arrival order);
     /// returns once it committed.
@@ -61,6 +64,8 @@ protocol DownloadStoring: AnyObject, Sendable {
 }
 
 extension DownloadStoring {
+    var changes: StoreChangeFeed? { nil }
+
     /// Inserts or replaces these downloads (by id), creating their sessions' and groups' rows.
     func save(_ downloads: [StoredDownload]) async throws(HaulError) {
         guard !downloads.isEmpty else { return }

@@ -36,7 +36,8 @@ package enum DaemonAssembly {
         package var store: StoreLocation?
         /// How long starting waits for a PostgreSQL server that does not answer. Default: 0.
         package var storeWait: Duration = .zero
-        /// This daemon's place in the fleet of its PostgreSQL store; nil with SQLite.
+        /// This daemon's place in the fleet of its PostgreSQL store (its ID, new at every start,
+        /// owns its leases and its row in `haul.daemon`); nil with SQLite.
         package var fleet: FleetMembership?
 
         package init(
@@ -83,6 +84,14 @@ package enum DaemonAssembly {
             stateDirectory: context.configuration.stateDirectory, defaultSettings: settings, manager: managerConfiguration,
             maxDownloadResult: options.maxDownloadResult, store: options.store, storeWait: options.storeWait))
         try await host.start()
+        // On PostgreSQL, a row in haul.daemon while this daemon runs: who is alive in the fleet.
+        // A daemon whose row could not be written still serves; its next heartbeat tries again.
+        let presence: PostgresDaemonPresence? = if let store = options.store {
+            try? await PostgresDaemonPresence.start(
+                store, fleetID: options.fleet?.owner ?? UUID().uuidString.lowercased(), waitingUpTo: options.storeWait)
+        } else {
+            nil
+        }
         let defaultManager = try await host.manager(for: SessionHost.defaultSession)
 
         let control = context.control
@@ -106,6 +115,7 @@ package enum DaemonAssembly {
         let forwarding = Task { await notifications.run() }
         return DaemonComponents(handler: handler, onShutdown: {
             await host.shutdown()
+            await presence?.stop()
             forwarding.cancel()
         })
     }

@@ -67,7 +67,9 @@ struct HaulSessionMethods: Sendable {
     ) async throws -> JSONValue {
         switch name {
         case "haul.attach", "haul.list":
-            return try Self.json(await manager.downloads().map(RemoteDownload.init))
+            // In a fleet, with the unfinished downloads other daemons hold, as stored.
+            let all = await manager.downloads() + (await manager.downloadsElsewhere(inStates: [.queued, .running, .paused]))
+            return try Self.json(all.map(RemoteDownload.init))
         case "haul.add":
             let request = try p.decoded(1, "request", as: DownloadRequest.self)
             let confined = try confinement.confine([request], over: transport)
@@ -134,7 +136,7 @@ struct HaulSessionMethods: Sendable {
 
     private func known(_ manager: DownloadManager, _ p: RPCParameters) async throws -> DownloadInfo {
         let id = try id(p)
-        guard let info = await manager.snapshot(id) else { throw JSONRPCError.failed("no download with ID \(id) in this session") }
+        guard let info = await manager.snapshotInFleet(id) else { throw JSONRPCError.failed("no download with ID \(id) in this session") }
         return info
     }
 

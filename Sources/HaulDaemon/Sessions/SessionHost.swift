@@ -46,6 +46,8 @@ package actor SessionHost {
     private var isShutDown = false
     /// In a fleet: opens sessions other daemons created (`watchFleetSessions`).
     private var sessionWatch: Task<Void, Never>?
+    /// In a fleet: wakes claim loops on `haul_queue` notifications (`watchQueueChanges`).
+    private var queueWatch: Task<Void, Never>?
     /// Finishing steps of resources (HLS, Metalink) owed when their groups complete.
     let resources: ResourceSupervisor
     let resourceBook: ResourceBook
@@ -66,7 +68,25 @@ package actor SessionHost {
             _ = try await manager(for: stored.id, settings: settings)
         }
         _ = try await manager(for: Self.defaultSession)
-        if let fleet = configuration.manager.fleet { watchFleetSessions(every: fleet.claimInterval) }
+        if let fleet = configuration.manager.fleet {
+            watchFleetSessions(every: fleet.claimInterval)
+            if let changes = managers[Self.defaultSession]?.storeChanges { watchQueueChanges(changes) }
+        }
+    }
+
+    /// In a fleet, work added or released through any daemon (a `haul_queue` notification)
+    /// wakes the claim loop of its session at once; the claim poll stays as the fallback for
+    /// notifications lost while the listening connection was down (those arrive as `nil`:
+    /// every session).
+    private func watchQueueChanges(_ changes: StoreChangeFeed) {
+        guard queueWatch == nil else { return }
+        let stream = changes.queueChanges()
+        queueWatch = Task { [weak self] in
+            for await session in stream {
+                guard let self else { return }
+                await self.fleetWake(session: session)
+            }
+        }
     }
 
     /// In a fleet, sessions are created through any daemon: each daemon opens (and so claims
@@ -146,6 +166,7 @@ package actor SessionHost {
     package func shutdown() async {
         isShutDown = true
         sessionWatch?.cancel()
+        queueWatch?.cancel()
         await resources.stop()
         let all = managers.values
         managers = [:]

@@ -20,6 +20,9 @@ extension DownloadManager {
         fleetWakes?.continuation.yield()
     }
 
+    /// What other daemons change in the shared store (`LISTEN/NOTIFY`); nil on SQLite.
+    package nonisolated var storeChanges: StoreChangeFeed? { store.changes }
+
     /// This daemon's fleet ID, nil outside a fleet.
     package nonisolated var fleetOwner: String? { configuration.fleet?.owner }
 

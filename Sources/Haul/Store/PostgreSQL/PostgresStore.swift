@@ -23,6 +23,10 @@ final class PostgresStore: DownloadStoring {
     let client: PostgresClient
     private let running: Task<Void, Never>
     let committer: GroupCommitter
+    /// This process's `LISTEN` connection, started by the first reader of `changes`.
+    let listener: PostgresListener
+    /// What other daemons on the database changed (outboxes, queues), from `listener`.
+    let changes: StoreChangeFeed?
 
     var isPersistent: Bool { true }
 
@@ -32,6 +36,9 @@ final class PostgresStore: DownloadStoring {
         let client = PostgresClient(configuration: Self.clientConfiguration(address))
         self.client = client
         self.running = Task { await client.run() }
+        let listener = PostgresListener(address: address)
+        self.listener = listener
+        self.changes = StoreChangeFeed { [weak listener] feed in listener?.start(feeding: feed) }
         self.committer = GroupCommitter { [client, address] writes in
             // A task of its own: a caller's cancellation must not abort others' rows.
             await Task {
@@ -48,6 +55,7 @@ final class PostgresStore: DownloadStoring {
     }
 
     deinit {
+        listener.stop()
         running.cancel()
     }
 

@@ -11,6 +11,7 @@ enum PostgresWrites {
         // row is then locked after every group row, by every transaction.
         let completions = batch.groupEvents
         if !completions.isEmpty { try await batch.apply(completions) }
+        try await batch.notifyQueues()
     }
 
     /// What one transaction has already done: the session and group rows are inserted once
@@ -24,6 +25,10 @@ enum PostgresWrites {
         var lockedOutboxes: Set<String> = []
         /// Events of groups fenced writes completed, appended after every other write.
         var groupEvents: [StoreWrite] = []
+        /// Sessions with downloads saved as queued (added, resumed): other daemons may claim them.
+        var queuedSessions: Set<String> = []
+        /// Downloads whose lease a fenced write released: a slot of their session is free.
+        var released: [Int64] = []
 
         init(connection: PostgresConnection) {
             self.connection = connection
@@ -34,6 +39,7 @@ enum PostgresWrites {
                 switch write {
                 case .save(let downloads):
                     for download in downloads {
+                        if download.state == .queued { queuedSessions.insert(download.session) }
                         try await ensureSession(download.session)
                         if let group = download.group { try await ensureGroup(group, of: download.session) }
                         try await connection.run(try PostgresRows.upsert(download, encoder: rows))
@@ -97,7 +103,10 @@ enum PostgresWrites {
                     // are other callers' (or other downloads') and still hold.
                     guard try await PostgresLeases.holds(fence, on: connection) else { continue }
                     try await apply(writes)
-                    if fence.releasing { try await PostgresLeases.release([fence.lease], on: connection) }
+                    if fence.releasing {
+                        try await PostgresLeases.release([fence.lease], on: connection)
+                        released.append(Int64(bitPattern: fence.lease.id.rawValue))
+                    }
                     if let group = fence.group, try await PostgresLeases.completes(group, on: connection) {
                         fence.groupCompleted()
                         if let event = fence.groupEvent { groupEvents.append(.appendEvents(session: group.session, [event])) }
@@ -121,11 +130,27 @@ enum PostgresWrites {
 
         /// Holds the session's row until commit, so that two processes appending to one outbox
         /// take turns: sequence numbers are then handed out in commit order, and a reader that
-        /// saw sequence N never later finds a smaller one appear.
+        /// saw sequence N never later finds a smaller one appear. The same statement queues the
+        /// `haul_events` notification (`PostgresListener`): the server delivers it at commit,
+        /// never for a rolled-back transaction, and it costs no round trip of its own.
         private mutating func lockOutbox(_ session: String) async throws {
             try await ensureSession(session)
             guard lockedOutboxes.insert(session).inserted else { return }
-            try await connection.run("SELECT 1 FROM haul.session WHERE id = \(session) FOR UPDATE")
+            try await connection.run("""
+                SELECT pg_notify(\(PostgresListener.eventsChannel), id) FROM haul.session WHERE id = \(session) FOR UPDATE
+                """)
+        }
+
+        /// One `haul_queue` notification per session whose queue gained work in this
+        /// transaction (delivered at commit), so idle daemons claim now rather than at their
+        /// next poll: one statement, only in transactions that queued or released something.
+        func notifyQueues() async throws {
+            guard !queuedSessions.isEmpty || !released.isEmpty else { return }
+            try await connection.run("""
+                SELECT pg_notify(\(PostgresListener.queueChannel), s) FROM (
+                    SELECT unnest(\(Array(queuedSessions))::text[]) AS s
+                    UNION SELECT session FROM haul.download WHERE id = ANY(\(released))) q
+                """)
         }
 
         private func replaceSegments(_ segments: [DurableSegment], of id: DownloadID) async throws {

@@ -26,7 +26,9 @@ extension Aria2Service {
     func tellActive(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let keys = try p.optionalStrings(0, "keys")
         let ids = await manager.downloadIDs(inStates: [.running])
-        return await entries(ids, keys: keys)
+        // In a fleet, the other daemons' running downloads too, as their owners checkpointed them.
+        let infos = await manager.infos(ids) + (await manager.downloadsElsewhere(inStates: [.running]))
+        return await entries(infos, keys: keys)
     }
 
     /// `tellWaiting(offset, num[, keys])`: queued and paused downloads in the waiting queue's
@@ -34,14 +36,20 @@ extension Aria2Service {
     func tellWaiting(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let (offset, num, keys) = try page(p)
         let ids = await manager.waitingInQueueOrder()
-        return await entries(Aria2Pagination.page(count: ids.count, offset: offset, num: num).map { ids[$0] }, keys: keys)
+        // In a fleet, the downloads other daemons hold follow this daemon's own queue.
+        let elsewhere = await manager.downloadsElsewhere(inStates: [.queued, .paused])
+        let page = Aria2Pagination.page(count: ids.count + elsewhere.count, offset: offset, num: num)
+        let local = Dictionary(uniqueKeysWithValues: await manager.infos(page.filter { $0 < ids.count }.map { ids[$0] }).map { ($0.id, $0) })
+        let infos = page.compactMap { $0 < ids.count ? local[ids[$0]] : elsewhere[$0 - ids.count] }
+        return await entries(infos, keys: keys)
     }
 
     /// `tellStopped(offset, num[, keys])`: completed, failed and removed downloads.
     func tellStopped(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let (offset, num, keys) = try page(p)
         let ids = await manager.downloadIDs(inStates: [.completed, .failed, .canceled])
-        return await entries(Aria2Pagination.page(count: ids.count, offset: offset, num: num).map { ids[$0] }, keys: keys)
+        let page = Aria2Pagination.page(count: ids.count, offset: offset, num: num).map { ids[$0] }
+        return await entries(await manager.infos(page), keys: keys)
     }
 
     /// `getGlobalStat()`: speeds and counts, as strings.
@@ -62,9 +70,9 @@ extension Aria2Service {
         (try p.integer(0, "offset"), try p.integer(1, "num"), try p.optionalStrings(2, "keys"))
     }
 
-    private func entries(_ ids: [DownloadID], keys: [String]?) async -> JSONValue {
+    private func entries(_ infos: [DownloadInfo], keys: [String]?) async -> JSONValue {
         var entries: [JSONValue] = []
-        for info in await manager.infos(ids) {
+        for info in infos {
             entries.append(Aria2Status.entry(info, keys: keys, servers: await servers(of: info)))
         }
         return .array(entries)

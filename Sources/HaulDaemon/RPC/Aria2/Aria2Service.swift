@@ -142,7 +142,7 @@ package actor Aria2Service {
         let isHex = gid.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
         guard !gid.isEmpty, gid.utf8.count <= 16, isHex else { throw .failed("Invalid GID \(text)") }
         if let id = DownloadID(gid) {
-            guard let info = await manager.snapshot(id) else { throw .failed("GID \(text) is not found") }
+            guard let info = await manager.snapshotInFleet(id) else { throw .failed("GID \(text) is not found") }
             return info
         }
         let all = Set(DownloadState.allCases)

@@ -1,0 +1,51 @@
+import Foundation
+@testable import Haul
+import HaulTestSupport
+import Testing
+
+/// A client of any daemon sees the downloads other daemons of the fleet hold: rows read from
+/// the store, as their owner last wrote them.
+@Suite("Fleet views", .timeLimit(.minutes(2)))
+struct FleetViewTests {
+    /// Downloads written by another daemon show on a manager that does not hold them: the
+    /// unfinished ones in its listings (queue order, only the states asked for), any of them
+    /// by ID with the state, total and durable offset their owner checkpointed; a download of
+    /// another session does not.
+    @Test func downloadsAnotherDaemonHoldsAreReadFromTheStore() async throws {
+        let fixture = try await LeaseFixture.make(SessionSettings())
+        let b = try await fixture.daemon()
+        var configuration = DownloadManager.Configuration()
+        configuration.keepsEventOutbox = true
+        let onB = DownloadManager(configuration: configuration, store: b, session: fixture.session)
+        #expect(await onB.downloadsElsewhere(inStates: [.queued, .running, .paused]).isEmpty)
+
+        let ids = try await fixture.add(1...4)
+        let key = { (n: Int) in String(Int64(bitPattern: ids[n].rawValue)) }
+        _ = try await fixture.sql("UPDATE haul.download SET state = 'running', durableOffset = 500, expectedLength = 1000 WHERE id = \(key(1))")
+        _ = try await fixture.sql("UPDATE haul.download SET state = 'completed', durableOffset = 2000, expectedLength = 2000 WHERE id = \(key(3))")
+        var other = StoreTests.minimal(9, session: "another session")
+        other.state = .queued
+        try await fixture.store.save([other])
+
+        let unfinished = await onB.downloadsElsewhere(inStates: [.queued, .running, .paused])
+        #expect(unfinished.map(\.id) == [ids[0], ids[1], ids[2]])
+        #expect(await onB.downloadsElsewhere(inStates: [.running]).map(\.id) == [ids[1]])
+        #expect(await onB.downloadsElsewhere(inStates: [.completed]).isEmpty, "finished history is never scanned")
+
+        let running = try #require(await onB.snapshotInFleet(ids[1]))
+        #expect(running.state == .running)
+        #expect(running.progress.completedBytes == 500 && running.progress.expectedBytes == 1000)
+        let completed = try #require(await onB.snapshotInFleet(ids[3]))
+        #expect(completed.state == .completed && completed.progress.completedBytes == 2000)
+        #expect(await onB.snapshotInFleet(other.id) == nil, "another session's download is not this one's")
+        await onB.close()
+    }
+
+    /// On SQLite nothing else writes the store: nothing is read beyond the manager's memory.
+    @Test func sqliteManagersReadOnlyTheirMemory() async throws {
+        let manager = DownloadManager()
+        #expect(await manager.downloadsElsewhere(inStates: [.queued]).isEmpty)
+        #expect(await manager.snapshotInFleet(DownloadID(rawValue: 42)) == nil)
+        await manager.close()
+    }
+}
