@@ -8,8 +8,8 @@ import Glibc
 
 /// A client of a daemon on PostgreSQL sees the downloads another daemon of the fleet wrote to
 /// the database: `haul.status` by ID and `haul.list`, with the state and durable offset the
-/// other daemon checkpointed. (One daemon process: until daemons claim by lease, a second one
-/// on the same database is refused, so the other daemon's row is written with SQL.)
+/// other daemon checkpointed. (One daemon process: the other daemon's row is written with SQL,
+/// holding that daemon's lease for an hour, so this one must not claim it.)
 @Suite("Clients see the fleet's downloads", .serialized, .timeLimit(.minutes(5)))
 struct FleetViewDaemonTests {
     @Test func aDownloadAnotherDaemonWroteShowsThroughThisOne() async throws {
@@ -32,10 +32,11 @@ struct FleetViewDaemonTests {
             _ = try await cluster.psql("""
                 INSERT INTO haul.download (id, session, groupName, position, priority, state, url, directory, fileName, headers,
                     checksums, metadata, conflictPolicy, partKey, expectedLength, durableOffset, skipped, verifiedChecksums,
-                    attempts, createdAt, updatedAt)
+                    attempts, createdAt, updatedAt, leaseOwner, leaseUntil, leaseEpoch)
                 SELECT \(Int64(bitPattern: other.rawValue)), session, groupName, position + 1, priority, 'running',
                     'http://127.0.0.1:9/other.bin', directory, 'other.bin', headers, checksums, metadata, conflictPolicy,
-                    partKey || '-other', 1000, 123, skipped, verifiedChecksums, 1, createdAt, updatedAt
+                    partKey || '-other', 1000, 123, skipped, verifiedChecksums, 1, createdAt, updatedAt,
+                    'another-daemon', now() + interval '1 hour', 1
                 FROM haul.download WHERE id = \(Int64(bitPattern: own.id.rawValue))
                 """, database: database)
             outcome = .success((own.id, try await session.info(other), try await session.downloads()))

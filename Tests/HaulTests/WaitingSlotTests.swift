@@ -117,7 +117,12 @@ struct WaitingSlotTests {
     /// (it starts again from that place once a slot is free), and canceled; none of it takes
     /// a slot from the live download running meanwhile.
     @Test func pauseResumeAndCancelWhileWaiting() async throws {
-        try await Self.withScene { scene in
+        // Retries up to a second apart, not 100 ms: the test needs a moment when neither is
+        // being tried, and in a full run on two loaded cores an attempt took longer than the
+        // other's retry delay, so the one slot passed from one to the other without a gap.
+        var configuration = Self.oneSlotWaiting()
+        configuration.retry.waitingMaxDelay = .seconds(1)
+        try await Self.withScene(configuration: configuration) { scene in
             let (port, dir, manager) = (scene.port, scene.dir, scene.manager)
             let first = try await manager.enqueue(DownloadRequest(
                 url: URL(string: "http://127.0.0.1:\(port)/file/p.bin?size=1000&seed=1")!, directory: dir, fileName: "p.bin"))
