@@ -10,7 +10,12 @@ class Daemon:
             [haul, "daemon", "--socket", os.path.join(root, "d.sock"), "--state-dir", self.state,
              "--rpc-listen-port", "0", "--dir", out, "--log-level", "error", *extra],
             stderr=subprocess.PIPE, text=True)
+        # A fleet member (--store) says so on a line of its own before the ready line.
         ready = self.process.stderr.readline()
+        for _ in range(5):
+            if ready.startswith("haul daemon: ready") or not ready:
+                break
+            ready = self.process.stderr.readline()
         match = re.search(r"tcp=(\S+)", ready)
         if not match:
             self.stop()
