@@ -117,11 +117,7 @@ struct StoreWriteQueue {
 
     /// The manager forgot a download (removed, or beyond the retention rule): its row goes.
     mutating func forgotten(_ id: DownloadID) {
-        pending.progress.remove(id)
-        pending.wholeRows.remove(id)
-        pending.segments.remove(id)
-        pending.groupMoves.remove(id)
-        pending.placements.removeAll { $0.id == id }
+        abandon(id)
         pending.deletions.append(id)
     }
 
