@@ -14,7 +14,7 @@ PostgreSQL the server's CPU and its transactions and row changes (pg_stat_databa
 Usage: fleet_batch.py HAUL [RUNS] [CONFIGS]   CONFIGS: comma-separated of sqlite,pg1,pg3
 env: SLOTS (default 16), FLEET_SLOTS (each daemon's own cap in a fleet, default = SLOTS)
 """
-import os, random, re, shutil, socket, statistics, subprocess, sys, tempfile, time
+import os, random, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 from daemon_bench import Daemon
 
 haul = os.path.abspath(sys.argv[1])
@@ -206,6 +206,10 @@ def one_run(config, base, postgres, number):
 
 
 def main():
+    # Stopped by `timeout` or Ctrl-C, it still stops its daemons, nginx and PostgreSQL (the
+    # `finally` blocks): a cluster left running keeps its semaphores, and the next temporary
+    # cluster on the machine (the test suite's) could not start.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))
     shards = tempfile.mkdtemp(prefix="haul-fleet-shards-")
     os.chmod(shards, 0o755)  # nginx's workers run as another user
     for i in range(5010):
