@@ -29,6 +29,37 @@ struct DownloadStateMachineFailureTests {
         #expect(machine.state == .paused)
     }
 
+    /// A fleet member that took a download over and finds its part file locked by another
+    /// writer (the previous owner, on this machine, still stopping its transfer) tries again
+    /// shortly, keeping its slot; without a lease (one daemon, or `haul get`) the same error
+    /// fails at once as before, and so does a leased download once it has waited long enough.
+    @Test func aPartFileHeldElsewhereIsWaitedForOnlyUnderALease() {
+        let error = HaulError(.fileExists, "being written by another download", underlying: PartFile.HeldElsewhere())
+        #expect(PartFile.isHeldElsewhere(error))
+        #expect(!PartFile.isHeldElsewhere(HaulError(.fileExists, "x.bin already exists")))
+        func failed(made: Int, leased: Bool) -> DownloadStateMachine.FailedAttempt {
+            var failed = attempt(error, made: made)
+            failed.partFileHeldElsewhere = true
+            failed.leased = leased
+            return failed
+        }
+
+        var leased = running(attempt: 1)
+        let verdict = leased.transferFailed(failed(made: 1, leased: true), policy: .background)
+        #expect(verdict == .init(action: .scheduleRetry(attempt: 2, delay: DownloadStateMachine.heldPartRetryDelay), recordedError: error))
+        #expect(leased.state == .waitingToRetry(attempt: 2))
+
+        var alone = running(attempt: 1)
+        let failedAlone = alone.transferFailed(failed(made: 1, leased: false), policy: .background)
+        #expect(failedAlone.action == .reportFailed(error))
+        #expect(alone.state == .failed(error))
+
+        let last = DownloadStateMachine.heldPartAttempts
+        var waitedEnough = running(attempt: last)
+        let gaveUp = waitedEnough.transferFailed(failed(made: last, leased: true), policy: .background)
+        #expect(gaveUp.action == .reportFailed(error))
+    }
+
     /// A transient error within the quick retries schedules the next attempt, keeping the slot.
     @Test func transientErrorRetriesQuickly() {
         var machine = running(attempt: 1)

@@ -19,6 +19,10 @@ extension DownloadStateMachine {
         var now: Date
         /// A random number in [0, 1) spreading the backoff of downloads that fail together.
         var jitter: Double
+        /// The part file's lock is held by another writer (`PartFile.isHeldElsewhere`).
+        var partFileHeldElsewhere = false
+        /// The download runs under a fleet lease (`docs/fleet.md`): no other daemon may run it.
+        var leased = false
     }
 
     /// The machine's answer to a failed transfer.
@@ -35,6 +39,12 @@ extension DownloadStateMachine {
     /// the download waits, paused, with every durable byte kept. Anything else goes by the
     /// retry policy. A download told to stop meanwhile stops as it was told.
     mutating func transferFailed(_ failed: FailedAttempt, policy: RetryPolicy) -> FailureVerdict {
+        if failed.partFileHeldElsewhere, failed.leased, failed.attemptsMade < Self.heldPartAttempts {
+            // The previous owner of a download taken over is still stopping its transfer (a
+            // daemon that lost the lease, on this machine): it lets go of the file shortly.
+            let action = transferEnded(.failed(failed.error, retryDelay: Self.heldPartRetryDelay, waiting: false))
+            return FailureVerdict(action: action, recordedError: failed.error)
+        }
         if Self.blocksUntilSomeoneActs(failed.error) {
             return FailureVerdict(action: transferEnded(.blocked(failed.error)), recordedError: nil)
         }
@@ -45,6 +55,13 @@ extension DownloadStateMachine {
         let action = transferEnded(.failed(error, retryDelay: decision.delay, waiting: decision.isWaiting))
         return FailureVerdict(action: action, recordedError: error)
     }
+
+    /// How long a leased download waits before it tries again a part file another writer holds.
+    static let heldPartRetryDelay: Duration = .seconds(1)
+    /// Attempts after which a leased download stops waiting for a part file another writer
+    /// holds and fails as any download would: a writer that is not a stopping previous owner
+    /// (another program) does not let go.
+    static let heldPartAttempts = 60
 
     /// Errors that no retry can cure until someone frees space or fixes the file system.
     static func blocksUntilSomeoneActs(_ error: HaulError) -> Bool {

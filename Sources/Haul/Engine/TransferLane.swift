@@ -109,11 +109,15 @@ final class TransferLane: Sendable {
     }
 
     /// Stops the transfer of `id`: cancels its worker, or ends it now if no worker took it yet.
-    /// Does nothing if it ended already (its end is on its way to the manager).
-    func stop(_ id: DownloadID) {
+    /// Does nothing if it ended already (its end is on its way to the manager). Returns whether
+    /// an end of a transfer of `id` is still to be taken (`takeEnded`): false when the lane
+    /// has none.
+    @discardableResult
+    func stop(_ id: DownloadID) -> Bool {
         enum Found {
             case running(Task<Void, Never>?)
             case queued(Job)
+            case ended
             case none
         }
         let found: Found = state.withLockedValue { state in
@@ -121,14 +125,18 @@ final class TransferLane: Sendable {
                 state.leaving.insert(worker)
                 return .running(state.workers[worker])
             }
-            guard let index = state.queue[state.head...].firstIndex(where: { $0.id == id }) else { return .none }
-            return .queued(state.queue.remove(at: index))
+            if let index = state.queue[state.head...].firstIndex(where: { $0.id == id }) {
+                return .queued(state.queue.remove(at: index))
+            }
+            return state.ended.contains { $0.id == id } ? .ended : .none
         }
         switch found {
         case .running(let task): task?.cancel()
         case .queued(let job): finish(nil, Ended(id: id, transfer: job.transfer, result: Self.stoppedBeforeStart(job)))
-        case .none: break
+        case .ended: break
+        case .none: return false
         }
+        return true
     }
 
     /// How a transfer stopped before a worker took it ends: as the runner would have ended it.

@@ -14,6 +14,14 @@ import Foundation
 /// this process never stands in the way of the next one of its download: it closes its part
 /// file before it reports its end (`PartFile.close()`).
 extension PartFile {
+    /// Behind the `.fileExists` error of a part file whose lock another writer holds.
+    struct HeldElsewhere: Error {}
+
+    /// Whether `error` says another writer holds the part file's lock (nothing was written).
+    static func isHeldElsewhere(_ error: HaulError) -> Bool {
+        error.code == .fileExists && error.underlying is HeldElsewhere
+    }
+
     /// How many times opening gives way to someone changing the entry meanwhile.
     private static let openAttempts = 8
 
@@ -71,7 +79,8 @@ extension PartFile {
                 SystemCalls.close(descriptor)
                 throw HaulError(
                     .fileExists,
-                    "\(path) is being written by another download of the same file (another haul process?); nothing was written to it. Wait for that one to finish, or stop it")
+                    "\(path) is being written by another download of the same file (another haul process?); nothing was written to it. Wait for that one to finish, or stop it",
+                    underlying: HeldElsewhere())
             }
             // Its last writer may have renamed it into place between the open and the lock.
             guard SystemCalls.status(in: directory, name)?.identity == status.identity else {

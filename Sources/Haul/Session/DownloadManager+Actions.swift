@@ -171,6 +171,7 @@ extension DownloadManager {
     /// The transfers that ended since the last call, concluded in one turn of the actor.
     func takeTransferEnds() {
         for ended in lane.takeEnded() {
+            if fleet != nil, droppedStaleEnd(ended) { continue }
             transferEnded(ended.id, transfer: ended.transfer, result: ended.result)
         }
     }
@@ -218,7 +219,8 @@ extension DownloadManager {
             case .failed(let error):
                 let failed = DownloadStateMachine.FailedAttempt(
                     error: error, attemptsMade: record.details.attempts, addedAt: record.createdAt,
-                    requestDeadline: record.kept.waitDeadline, now: Date(), jitter: Double.random(in: 0..<1))
+                    requestDeadline: record.kept.waitDeadline, now: Date(), jitter: Double.random(in: 0..<1),
+                    partFileHeldElsewhere: PartFile.isHeldElsewhere(error), leased: fleet?.book.lease(of: id) != nil)
                 let verdict = record.machine.transferFailed(failed, policy: configuration.retry)
                 if let recorded = verdict.recordedError { record.details.error = recorded }
                 return verdict.action

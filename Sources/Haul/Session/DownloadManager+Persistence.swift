@@ -163,7 +163,8 @@ extension DownloadManager {
     /// A transfer reached a durable point: record it, then tell subscribers. Checkpoints are
     /// rare (every few MiB or seconds per download), and concurrent ones share a transaction.
     func recordCheckpoint(_ id: DownloadID, _ checkpoint: TransferCheckpoint) async {
-        guard records[id] != nil else { return }
+        // A transfer a fleet member stopped for a lost lease reports nothing more.
+        guard records[id] != nil, fleet?.stopping.isStopping(id) != true else { return }
         records[id]?.details.durable.durableOffset = checkpoint.durableOffset
         records[id]?.details.durable.validator = checkpoint.validator
         records[id]?.details.durable.expectedLength = checkpoint.expectedLength

@@ -27,6 +27,9 @@ extension DownloadManager {
     struct PendingPlacement: Sendable {
         let id: DownloadID
         let file: VerifiedFile
+        /// The transfer that verified it: a fleet member that abandoned the download meanwhile
+        /// (its lease lost) and perhaps claimed it again has another, or none.
+        let live: LiveTransfer?
     }
 
     /// Records where `file` goes and the download completed there (written with the next
@@ -40,7 +43,7 @@ extension DownloadManager {
         let action = writes.placementRecorded(
             StoredPlacement(id: id, intent: file.intent, completion: completion), othersFetching: scheduler.runningCount > 0)
         handOverSlot(id)
-        pendingPlacements.append(PendingPlacement(id: id, file: file))
+        pendingPlacements.append(PendingPlacement(id: id, file: file, live: records[id]?.details.live))
         carryOut(action)
     }
 
@@ -64,9 +67,12 @@ extension DownloadManager {
     /// intent could not be written is not renamed: its download ends with the store's error
     /// (paused, its bytes kept, when that is a file-system error, as it usually is).
     func writePlacements() async {
-        let batch = pendingPlacements
+        let taken = pendingPlacements
         pendingPlacements = []
         let written = await flushDirty()
+        // A download a fleet member abandoned during the write (its lease lost) is the next
+        // owner's: its file is neither renamed nor concluded here.
+        let batch = fleet == nil ? taken : taken.filter { records[$0.id]?.details.live === $0.live }
         guard written else {
             let error = lastWriteError ?? HaulError(.fileSystem, "the download store could not be written")
             for pending in batch {

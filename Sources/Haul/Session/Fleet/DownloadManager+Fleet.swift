@@ -88,6 +88,10 @@ extension DownloadManager {
                 configuration.logger.notice(
                     "taking over a download from daemon \(download.previousOwner ?? "?")", metadata: ["haul.download": "\(id)"])
             }
+            // This daemon's own earlier transfer of it, stopped for a lost lease, still ending:
+            // taken once that end came (`droppedStaleEnd`).
+            guard fleet?.stopping.claimed(download) ?? false else { continue }
+            fleet?.reclaimed(id)
             if records[id]?.machine.isUnderway == true || scheduler.hasPlace(id) && scheduler.isQueued(id) {
                 continue
             }
@@ -175,15 +179,28 @@ extension DownloadManager {
         fleet?.lost.insert(id)
         writes.abandon(id)
         pendingPlacements.removeAll { $0.id == id }
+        var endComing = false
         if let record = records[id] {
             record.details.retryTimer?.cancel()
-            if record.machine.isUnderway { lane.stop(id) }
+            if record.machine.isUnderway { endComing = lane.stop(id) }
             for waiter in record.details.stopWaiters { waiter.resume() }
         }
+        // What the stopped transfer still reports is dropped; a new claim of the download
+        // waits for its end.
+        fleet?.stopping.abandoned(id, endComing: endComing)
         if scheduler.isAdmitted(id) { scheduler.finished(id) }
         forget(id)
         admitQueued()
         fleetWake()
+    }
+
+    /// Whether `ended` is the end of a transfer stopped for a lost lease (`abandon`): then it
+    /// is dropped (its download is forgotten here, or claimed again and not yet started), and a
+    /// claim of the same download that waited for it is taken now.
+    func droppedStaleEnd(_ ended: TransferLane.Ended) -> Bool {
+        guard case .stale(let claim)? = fleet?.stopping.transferEnded(ended.id) else { return false }
+        if let claim { Task { await self.takeClaimed([claim]) } }
+        return true
     }
 
     /// After an action: a held download that is no longer runnable here (completed, failed,

@@ -10,9 +10,11 @@ struct FleetState {
     /// by their next write: fenced and releasing, so no other daemon can claim the download
     /// between its end and its release.
     var ending: [DownloadID: DownloadLease] = [:]
-    /// Downloads whose lease was lost while a write about them was on its way: whatever that
-    /// write carried for them was refused by the store, and nothing more is written.
+    /// Downloads whose lease was lost (or that stop at shutdown): nothing more is written about
+    /// them, until this daemon claims one again (`reclaimed`), under a new lease.
     var lost: Set<DownloadID> = []
+    /// Transfers stopped for a lost lease that have not ended yet, and claims waiting for them.
+    var stopping = StoppingTransfers()
     /// The claim loop, the poll that wakes it, and the renewal loop.
     var tasks: [Task<Void, Never>] = []
     /// Groups the store found complete with a download's completion written before its
@@ -25,6 +27,12 @@ struct FleetState {
         self.membership = membership
         self.leasing = leasing
         self.book = LeaseBook(duration: membership.leaseDuration)
+    }
+
+    /// This daemon claimed `id` again after losing it: writes about it go out again, fenced by
+    /// the new lease (the old life's pending writes were dropped when it was abandoned).
+    mutating func reclaimed(_ id: DownloadID) {
+        lost.remove(id)
     }
 
     /// The lease a write about `id` carries, and whether that write gives it back.

@@ -54,6 +54,13 @@ final class LeaseFence: Sendable {
     /// Whether this fence's transaction completed its group.
     var completedGroup: Bool { groupDone.withLockedValue { $0 } }
 
+    /// The store begins (or begins again) the transaction that checks this fence: whatever an
+    /// attempt rolled back had recorded is forgotten.
+    func attemptStarted() {
+        refusal.withLockedValue { $0 = nil }
+        groupDone.withLockedValue { $0 = false }
+    }
+
     /// Set by the store inside the transaction that skipped the writes.
     func refuse(_ refusal: Refusal) {
         self.refusal.withLockedValue { $0 = refusal }
@@ -82,5 +89,19 @@ extension DownloadStoring {
         let fence = LeaseFence(lease: lease, releasing: releasing)
         try await submit(.fenced(fence, writes))
         if let refusal = fence.refused { throw fence.error(refusal) }
+    }
+}
+
+extension StoreWrite {
+    /// Every fence in `writes`, nested ones included: what a store resets before it tries
+    /// their transaction again (`LeaseFence.attemptStarted`).
+    static func fences(in writes: [StoreWrite]) -> [LeaseFence] {
+        writes.flatMap { write -> [LeaseFence] in
+            switch write {
+            case .fenced(let fence, let inner): [fence] + fences(in: inner)
+            case .all(let inner): fences(in: inner)
+            default: []
+            }
+        }
     }
 }

@@ -27,6 +27,19 @@ enum PostgresFailure {
         return HaulError(.fileSystem, "cannot \(action) in \(address): \(error)")
     }
 
+    /// Whether the server rolled the transaction back only to break a conflict with another
+    /// transaction (`deadlock_detected` 40P01, `serialization_failure` 40001): running it
+    /// again is the standard answer. In a fleet, a daemon's batch and its own lease renewal,
+    /// or two daemons finishing downloads of the same groups, lock rows in different orders
+    /// now and then; the server then aborts one of them.
+    static func isConflict(_ error: any Error) -> Bool {
+        if let transaction = error as? PostgresTransactionError {
+            return [transaction.closureError, transaction.commitError].contains { $0.map(isConflict) ?? false }
+        }
+        guard let psql = error as? PSQLError, let state = psql.serverInfo?[.sqlState] else { return false }
+        return state == "40P01" || state == "40001"
+    }
+
     /// Whether the error says the server was not there (nothing listening, no route, a
     /// connection that broke), as opposed to a server that answered with a refusal.
     static func isUnreachable(_ error: PSQLError) -> Bool {

@@ -43,7 +43,10 @@ final class PostgresStore: DownloadStoring {
             // A task of its own: a caller's cancellation must not abort others' rows.
             await Task {
                 do {
-                    try await client.withTransaction(logger: Self.logger) { connection in
+                    let fences = StoreWrite.fences(in: writes)
+                    try await Self.transaction(on: client) { connection in
+                        // What a rolled-back attempt recorded on the fences is forgotten.
+                        for fence in fences { fence.attemptStarted() }
                         try await PostgresWrites.apply(writes, on: connection)
                     }
                     return .success(())
@@ -141,9 +144,32 @@ final class PostgresStore: DownloadStoring {
         _ action: String, _ body: (PostgresConnection) async throws -> sending Value
     ) async throws(HaulError) -> Value {
         do {
-            return try await client.withTransaction(logger: Self.logger) { connection in try await body(connection) }
+            return try await Self.transaction(on: client) { connection in try await body(connection) }
         } catch {
             throw PostgresFailure.error(error, action, address: address)
+        }
+    }
+
+    /// Attempts at a transaction the server rolls back to break a deadlock or a serialization
+    /// conflict (`PostgresFailure.isConflict`) before its error reaches the caller.
+    static let conflictAttempts = 5
+
+    /// Runs `body` in a transaction, again from the start when the server rolled it back only
+    /// because it conflicted with another (nothing of it was applied). Without this, a batch
+    /// that lost such a conflict failed as a whole, and the files placed with it ended paused
+    /// as if the store were broken.
+    static func transaction<Value: Sendable>(
+        on client: PostgresClient, _ body: (PostgresConnection) async throws -> sending Value
+    ) async throws -> Value {
+        var attempt = 1
+        while true {
+            do {
+                return try await client.withTransaction(logger: Self.logger) { connection in try await body(connection) }
+            } catch where attempt < conflictAttempts && PostgresFailure.isConflict(error) {
+                attempt += 1
+                // A few milliseconds apart, growing, so the two do not meet again at once.
+                try await Task.sleep(for: .milliseconds(Int64.random(in: 1...10) * Int64(attempt)))
+            }
         }
     }
 }
