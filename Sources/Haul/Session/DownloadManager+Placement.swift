@@ -27,9 +27,6 @@ extension DownloadManager {
     struct PendingPlacement: Sendable {
         let id: DownloadID
         let file: VerifiedFile
-        /// The transfer that verified it: a fleet member that abandoned the download meanwhile
-        /// (its lease lost) and perhaps claimed it again has another, or none.
-        let live: LiveTransfer?
     }
 
     /// Records where `file` goes and the download completed there (written with the next
@@ -43,7 +40,7 @@ extension DownloadManager {
         let action = writes.placementRecorded(
             StoredPlacement(id: id, intent: file.intent, completion: completion), othersFetching: scheduler.runningCount > 0)
         handOverSlot(id)
-        pendingPlacements.append(PendingPlacement(id: id, file: file, live: records[id]?.details.live))
+        pendingPlacements.append(PendingPlacement(id: id, file: file))
         carryOut(action)
     }
 
@@ -70,12 +67,17 @@ extension DownloadManager {
         let taken = pendingPlacements
         pendingPlacements = []
         let written = await flushDirty()
-        // A download a fleet member abandoned during the write (its lease lost) is the next
-        // owner's: its file is neither renamed nor concluded here.
-        let batch = fleet == nil ? taken : taken.filter { records[$0.id]?.details.live === $0.live }
+        // A fleet member whose completion the store refused (its lease lost) renames nothing:
+        // the download is the next owner's.
+        let batch = fleet == nil || fleet?.refusedPlacements.isEmpty == true ? taken : fleetPlacementsAccepted(taken)
         guard written else {
             let error = lastWriteError ?? HaulError(.fileSystem, "the download store could not be written")
             for pending in batch {
+                // A fleet member whose lease ended while this was written gives the download up.
+                if let fleet, fleet.book.lease(of: pending.id) == nil, fleet.ending[pending.id] != nil {
+                    abandon(pending.id, evenWhilePlacing: true)
+                    continue
+                }
                 pending.file.keepAsPart()
                 if let kept = pending.file.currentStatus() {
                     records[pending.id]?.details.transfer?.part.lastSeen = kept

@@ -54,22 +54,4 @@ struct StoppingTransfersTests {
         #expect(oldEnd == .stale(take: nil))
         #expect(stopping.isEmpty)
     }
-
-    /// A download lost and claimed again writes again, under the new lease (before, it stayed
-    /// in `lost` for good and every write about it was dropped).
-    @Test func aDownloadClaimedAgainIsNoLongerLost() {
-        var fleet = FleetState(membership: FleetMembership(), leasing: NoLeasing())
-        fleet.lost.insert(one)
-        fleet.book.claimed([claim(1, epoch: 2)], sentAt: .now)
-        fleet.reclaimed(one)
-        #expect(!fleet.lost.contains(one))
-        #expect(fleet.fence(for: one)?.lease == claim(1, epoch: 2).lease)
-    }
-}
-
-/// A store side that is never reached: the tests above use `FleetState` without I/O.
-private struct NoLeasing: DownloadLeasing {
-    func claim(session: String, for owner: String, upTo limit: Int, leaseFor duration: Duration) async throws(HaulError) -> [ClaimedDownload] { [] }
-    func renew(_ leases: [DownloadLease], for duration: Duration) async throws(HaulError) -> LeaseRenewal { LeaseRenewal(renewed: [], lost: []) }
-    func release(_ leases: [DownloadLease]) async throws(HaulError) -> [DownloadLease] { [] }
 }

@@ -165,7 +165,7 @@ extension DownloadManager {
             configuration.logger.warning(
                 "lease lost (\(stop.reason == .lost ? "the store gave it to another daemon" : "not renewed in time")): stopping",
                 metadata: ["haul.download": "\(stop.lease.id)"])
-            abandon(stop.lease.id)
+            abandon(stop.lease.id, lease: stop.lease)
         }
         return !isShutDown
     }
@@ -173,10 +173,12 @@ extension DownloadManager {
     /// The download is no longer this daemon's (its lease lost): its transfer stops and the
     /// manager forgets it, writing nothing more about it. Its row, part file and checkpoint
     /// are the new owner's.
-    func abandon(_ id: DownloadID) {
-        fleet?.book.released(id)
-        fleet?.ending[id] = nil
-        fleet?.lost.insert(id)
+    ///
+    /// A download placing its verified file is not stopped: the fence of its completion
+    /// decides (`FleetState.leaseLost`). `evenWhilePlacing`: that fence was refused.
+    func abandon(_ id: DownloadID, lease: DownloadLease? = nil, evenWhilePlacing: Bool = false) {
+        let placing = !evenWhilePlacing && records[id]?.machine.slotHandedOver == true
+        guard fleet?.leaseLost(id, lease: lease, placing: placing) ?? false else { return }
         writes.abandon(id)
         pendingPlacements.removeAll { $0.id == id }
         var endComing = false
@@ -201,6 +203,16 @@ extension DownloadManager {
         guard case .stale(let claim)? = fleet?.stopping.transferEnded(ended.id) else { return false }
         if let claim { Task { await self.takeClaimed([claim]) } }
         return true
+    }
+
+    /// The placements of `taken` whose completion the store did not refuse; the others' files
+    /// stay as they are and their downloads are abandoned (another daemon holds them now).
+    func fleetPlacementsAccepted(_ taken: [PendingPlacement]) -> [PendingPlacement] {
+        taken.filter { pending in
+            guard fleet?.refusedPlacements.remove(pending.id) != nil else { return true }
+            abandon(pending.id, evenWhilePlacing: true)
+            return false
+        }
     }
 
     /// After an action: a held download that is no longer runnable here (completed, failed,

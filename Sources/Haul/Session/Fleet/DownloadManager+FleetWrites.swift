@@ -81,11 +81,12 @@ extension DownloadManager {
             let id = fence.lease.id
             if fence.refused != nil {
                 configuration.logger.warning("write refused, lease lost: stopping", metadata: ["haul.download": "\(id)"])
+                if records[id]?.machine.slotHandedOver == true { fleet?.refusedPlacements.insert(id) }
                 // A refusal of an older lease than the one held (claimed again since) is stale.
                 if fleet?.ending[id] == fence.lease {
                     fleet?.ending[id] = nil
                 } else if fleet?.book.lease(of: id) == fence.lease {
-                    abandon(id)
+                    abandon(id, lease: fence.lease)
                 }
                 continue
             }

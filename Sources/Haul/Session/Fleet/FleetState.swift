@@ -29,6 +29,32 @@ struct FleetState {
         self.book = LeaseBook(duration: membership.leaseDuration)
     }
 
+    /// Downloads placing their verified file whose fenced completion the store refused: their
+    /// files are not renamed (`DownloadManager.writePlacements`); taken by it.
+    var refusedPlacements: Set<DownloadID> = []
+
+    /// The lease of `id` is lost, or no longer trusted (its local deadline passed). Returns
+    /// whether its transfer stops and the download is forgotten here (`abandon`).
+    ///
+    /// Not while the download is `placing`: its bytes are verified and its completion (with the
+    /// placement intent) is written, or about to be, fenced by `lease` and giving it back. The
+    /// store then decides: a fence that commits means the lease still held at that moment, the
+    /// download is completed and no other daemon can claim it, so the file is renamed and the
+    /// download concludes here, as a member of its group (forgetting it made a group summary
+    /// leave it out, docs/fleet.md gap 8); a refused fence means another daemon owns it, and
+    /// nothing is renamed (`refusedPlacements`).
+    mutating func leaseLost(_ id: DownloadID, lease: DownloadLease?, placing: Bool) -> Bool {
+        let held = book.lease(of: id) ?? lease
+        book.released(id)
+        if placing, let held = ending[id] ?? held {
+            ending[id] = held
+            return false
+        }
+        ending[id] = nil
+        lost.insert(id)
+        return true
+    }
+
     /// This daemon claimed `id` again after losing it: writes about it go out again, fenced by
     /// the new lease (the old life's pending writes were dropped when it was abandoned).
     mutating func reclaimed(_ id: DownloadID) {
