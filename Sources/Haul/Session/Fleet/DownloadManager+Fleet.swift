@@ -83,14 +83,14 @@ extension DownloadManager {
     private func takeClaimed(_ claimed: [ClaimedDownload]) async {
         for download in claimed {
             let id = download.lease.id
+            // This daemon's own earlier transfer of it, stopped for a lost lease, still ending:
+            // taken once that end came (`droppedStaleEnd`), and counted then.
+            guard fleet?.stopping.claimed(download) ?? false else { continue }
             if download.isTakeover {
                 fleet?.takeovers += 1
                 configuration.logger.notice(
                     "taking over a download from daemon \(download.previousOwner ?? "?")", metadata: ["haul.download": "\(id)"])
             }
-            // This daemon's own earlier transfer of it, stopped for a lost lease, still ending:
-            // taken once that end came (`droppedStaleEnd`).
-            guard fleet?.stopping.claimed(download) ?? false else { continue }
             fleet?.reclaimed(id)
             if records[id]?.machine.isUnderway == true || scheduler.hasPlace(id) && scheduler.isQueued(id) {
                 continue
