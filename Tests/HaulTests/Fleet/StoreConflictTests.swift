@@ -8,7 +8,7 @@ import Testing
 /// again: two daemons (or a daemon's batch and its own lease renewal) that lock the same rows
 /// in different orders both commit, where one of them used to fail (and the files placed
 /// with a failed batch ended paused).
-@Suite("PostgreSQL store: conflicting transactions", .timeLimit(.minutes(2)))
+@Suite("PostgreSQL store: conflicting transactions", .timeLimit(.minutes(3)))
 struct StoreConflictTests {
     /// Lets both transactions take their first lock before either asks for its second, on
     /// their first attempt; later attempts pass.
