@@ -125,7 +125,7 @@ public actor DownloadManager: SessionBackend {
         let outbox = configuration.keepsEventOutbox ? OutboxBuffer() : nil
         self.outbox = outbox
         self.hub = EventHub(outbox: outbox)
-        let metrics = ManagerMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
+        let metrics = ManagerMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory, fleet: configuration.fleet != nil)
         self.metrics = metrics
         self.records.stateMeters = metrics.states
         let transport = HTTPTransport(configuration: configuration.transport)

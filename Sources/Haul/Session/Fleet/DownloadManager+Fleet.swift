@@ -85,6 +85,7 @@ extension DownloadManager {
             let id = download.lease.id
             if download.isTakeover {
                 fleet?.takeovers += 1
+                metrics.takeovers?.increment()
                 configuration.logger.notice(
                     "taking over a download from daemon \(download.previousOwner ?? "?")", metadata: ["haul.download": "\(id)"])
             }
@@ -170,6 +171,7 @@ extension DownloadManager {
     /// manager forgets it, writing nothing more about it. Its row, part file and checkpoint
     /// are the new owner's.
     func abandon(_ id: DownloadID) {
+        metrics.leasesLost?.increment()
         fleet?.book.released(id)
         fleet?.ending[id] = nil
         fleet?.lost.insert(id)
