@@ -61,12 +61,6 @@ final class LeaseFence: Sendable {
 
     var refused: Refusal? { refusal.withLockedValue { $0 } }
 
-    /// Forgets what a transaction recorded here: it was rolled back, and is tried again.
-    func clearOutcome() {
-        refusal.withLockedValue { $0 = nil }
-        groupDone.withLockedValue { $0 = false }
-    }
-
     /// The caller's error for a refused fence.
     func error(_ refusal: Refusal) -> HaulError {
         let holder: String
@@ -76,28 +70,6 @@ final class LeaseFence: Sendable {
         default: holder = "it is no longer in the store"
         }
         return HaulError(.invalidState, "write refused: \(lease) is stale; \(holder)")
-    }
-}
-
-extension StoreWrite {
-    /// Clears the outcome of every fence in these writes (`LeaseFence.clearOutcome`).
-    func clearFenceOutcomes() {
-        switch self {
-        case .fenced(let fence, let writes):
-            fence.clearOutcome()
-            for write in writes { write.clearFenceOutcomes() }
-        case .all(let writes):
-            for write in writes { write.clearFenceOutcomes() }
-        default:
-            break
-        }
-    }
-}
-
-extension Array where Element == StoreWrite {
-    /// Clears the outcome of every fence in these writes (`LeaseFence.clearOutcome`).
-    func clearFenceOutcomes() {
-        for write in self { write.clearFenceOutcomes() }
     }
 }
 

@@ -30,36 +30,6 @@ enum PostgresFailure {
         return HaulError(.fileSystem, "cannot \(action) in \(address): \(error)")
     }
 
-    /// Whether the server rolled the transaction back only to break a deadlock (`40P01`) or a
-    /// serialization conflict (`40001`) with another transaction: the same transaction run
-    /// again is expected to commit.
-    static func isConflict(_ error: any Error) -> Bool {
-        if let transaction = error as? PostgresTransactionError, let cause = transaction.cause { return isConflict(cause) }
-        guard let state = (error as? PSQLError)?.serverInfo?[.sqlState] else { return false }
-        return state == "40P01" || state == "40001"
-    }
-
-    /// How many times a transaction the server rolled back for a conflict is run in all.
-    static let conflictAttempts = 6
-
-    /// Runs `transaction` (with `prepare` before each attempt) again when the server rolled it
-    /// back for a conflict (`isConflict`), after a short, growing, jittered pause, so that the
-    /// transactions that met take turns. Other failures, and the last attempt's, are thrown.
-    static func retryingConflicts<Value>(
-        prepare: () -> Void = {}, _ transaction: () async throws -> sending Value
-    ) async throws -> sending Value {
-        var attempt = 1
-        while true {
-            prepare()
-            do {
-                return try await transaction()
-            } catch where attempt < conflictAttempts && isConflict(error) {
-                try await Task.sleep(for: .milliseconds(Int.random(in: 5...20) * attempt))
-                attempt += 1
-            }
-        }
-    }
-
     /// Whether the error says the server was not there (nothing listening, no route, a
     /// connection that broke), as opposed to a server that answered with a refusal.
     static func isUnreachable(_ error: PSQLError) -> Bool {

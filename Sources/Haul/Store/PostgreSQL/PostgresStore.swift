@@ -43,12 +43,8 @@ final class PostgresStore: DownloadStoring {
             // A task of its own: a caller's cancellation must not abort others' rows.
             await Task {
                 do {
-                    // An attempt rolled back leaves no outcome on the fences: they are cleared
-                    // before each one.
-                    try await PostgresFailure.retryingConflicts(prepare: { writes.clearFenceOutcomes() }) {
-                        try await client.withTransaction(logger: Self.logger) { connection in
-                            try await PostgresWrites.apply(writes, on: connection)
-                        }
+                    try await client.withTransaction(logger: Self.logger) { connection in
+                        try await PostgresWrites.apply(writes, on: connection)
                     }
                     return .success(())
                 } catch {
@@ -140,15 +136,12 @@ final class PostgresStore: DownloadStoring {
         }
     }
 
-    /// Runs `body` in a transaction of its own (again, when the server rolled it back for a
-    /// conflict with another transaction), mapping failures to `HaulError`.
+    /// Runs `body` in a transaction of its own, mapping failures to `HaulError`.
     func write<Value: Sendable>(
         _ action: String, _ body: (PostgresConnection) async throws -> sending Value
     ) async throws(HaulError) -> Value {
         do {
-            return try await PostgresFailure.retryingConflicts {
-                try await client.withTransaction(logger: Self.logger) { connection in try await body(connection) }
-            }
+            return try await client.withTransaction(logger: Self.logger) { connection in try await body(connection) }
         } catch {
             throw PostgresFailure.error(error, action, address: address)
         }
