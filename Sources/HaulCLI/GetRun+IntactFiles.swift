@@ -1,3 +1,4 @@
+import Foundation
 import Haul
 
 /// Running the same `haul get` again over files that are still there (a nightly sync,
@@ -14,9 +15,9 @@ extension GetRun {
     /// The requests whose files are intact, as snapshots of their earlier downloads, and the
     /// requests left to add, in their order.
     static func setAsideIntact(
-        _ requests: [DownloadRequest], manager: DownloadManager
+        _ requests: [DownloadRequest], in store: EarlierRunStore
     ) async throws(HaulError) -> (intact: [DownloadInfo], rest: [DownloadRequest]) {
-        let found = try await manager.intactEarlierDownloads(of: requests)
+        let found = try await store.intactEarlierDownloads(of: requests)
         var intact: [DownloadInfo] = []
         var rest: [DownloadRequest] = []
         rest.reserveCapacity(requests.count)
@@ -24,6 +25,31 @@ extension GetRun {
             if let info { intact.append(info) } else { rest.append(request) }
         }
         return (intact, rest)
+    }
+
+    /// A run whose every file was found intact: reported as the manager's run reported it
+    /// (each file's `.completed`, then the group's completion counting them all, then the
+    /// summary), without opening a manager. A signal that came meanwhile makes it an
+    /// interrupted run, as it would have been with a manager.
+    func reportIntactOnly(_ intact: [DownloadInfo], interruptions: RunInterruption) -> ExitStatus {
+        let catalog = DownloadCatalog(intact)
+        let reporter = mode.makeReporter(catalog: catalog, retry: configuration.retry)
+        var tally = RunTally(total: catalog.count)
+        for info in intact {
+            let event = ManagerEvent.completed(info)
+            tally.record(event)
+            reporter.handle(event, tally: tally)
+        }
+        let summary = GroupSummary(name: "haul get \(UUID().uuidString)", results: intact.compactMap(\.result))
+        let completion = ManagerEvent.groupCompleted(summary)
+        tally.record(completion)
+        reporter.handle(completion, tally: tally)
+        let settled = interruptions.settle()
+        let interruption = settled ? nil : interruptions.interruption
+        let status = interruption.map { ExitStatus.stopped(by: $0) } ?? Self.status(of: summary)
+        reporter.finish(RunOutcome(tally: tally, status: status, interruptedBy: interruption, elapsed: tally.elapsed))
+        if interruption != nil { StandardStream.error.writeLine(Self.interruptedMessage) }
+        return status
     }
 
     /// `event`, with the run's group's completion counting the intact files among its

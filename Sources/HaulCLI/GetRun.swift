@@ -53,18 +53,36 @@ struct GetRun: Sendable {
             // The directory is checked below, after it was made: only a valid batch makes one.
             try DownloadManager.validate(plan.requests, checkingDirectories: false)
             try Self.makeDirectories(for: plan.requests)
-            try DownloadManager.validate(plan.requests)
+            try DownloadManager.validateDirectories(of: plan.requests)
         } catch {
             StandardStream.error.writeLine("haul: error: \(error.message)")
             return ExitStatus(for: error)
+        }
+        let store: EarlierRunStore
+        do {
+            store = try await EarlierRunStore.open(stateDirectory: stateDirectory, session: Self.session, retention: Self.retention)
+        } catch {
+            StandardStream.error.writeLine("haul: error: cannot open the download store: \(error.message)")
+            return ExitStatus(for: error)
+        }
+        // Files an earlier run placed and nobody changed since: reported here, not added.
+        var intact: [DownloadInfo] = []
+        var requests = plan.requests
+        if documents.isEmpty {
+            do {
+                (intact, requests) = try await Self.setAsideIntact(requests, in: store)
+            } catch {
+                StandardStream.error.writeLine("haul: error: \(error.message)")
+                return ExitStatus(for: error)
+            }
+            // Nothing to fetch: no manager, no HTTP client (see `GetRun+IntactFiles`).
+            if requests.isEmpty { return reportIntactOnly(intact, interruptions: interruptions) }
         }
         do {
             // Downloads an earlier run left behind wait paused: only those requested again go on.
             var configuration = self.configuration
             configuration.retention = Self.retention
-            manager = try await DownloadManager.open(
-                stateDirectory: stateDirectory, session: Self.session, configuration: configuration,
-                continueInterrupted: false)
+            manager = try await DownloadManager.open(store, configuration: configuration, continueInterrupted: false)
         } catch {
             StandardStream.error.writeLine("haul: error: cannot open the download store: \(error.message)")
             return ExitStatus(for: error)
@@ -74,18 +92,15 @@ struct GetRun: Sendable {
         let group: DownloadGroup
         var resources: [ResourcePlan] = []
         var holdsGroup = false
-        // Files an earlier run placed and nobody changed since: reported here, not added.
-        var intact: [DownloadInfo] = []
         do {
-            var requests = plan.requests
             if !documents.isEmpty {
                 (resources, requests) = try await planDocuments(manager)
                 let members = resources.flatMap(\.requests)
                 try DownloadManager.makeDirectories(for: members)
                 requests += members
-            }
-            if resources.isEmpty {
-                (intact, requests) = try await Self.setAsideIntact(requests, manager: manager)
+                if resources.isEmpty {
+                    (intact, requests) = try await Self.setAsideIntact(requests, in: store)
+                }
             }
             // Each run is its own group; downloads continued from earlier runs move into it.
             let name = "haul get \(UUID().uuidString)"

@@ -45,6 +45,10 @@ enum InputFile {
         var entries: [InputEntry] = []
         for (index, line) in lines(of: text).enumerated() {
             let lineNumber = index + 1
+            if let url = plainURL(line) {
+                entries.append(InputEntry(url: url, line: lineNumber))
+                continue
+            }
             let content = line.trimmingBlanks()
             if content.isEmpty || content.hasPrefix("#") { continue }
             let location = "\(source):\(lineNumber)"
@@ -62,6 +66,19 @@ enum InputFile {
             }
         }
         return entries
+    }
+
+    /// The line as a URL when it is nothing else: printable ASCII without blanks, not a
+    /// comment. What the general rules below make of such a line is the same text; taking it
+    /// as it is spares a list of 5,000 URLs the trimming, splitting and messages made for
+    /// each line (the run that finds every file in place spent 9% of its time here).
+    static func plainURL(_ line: Substring) -> String? {
+        var bytes = line.utf8.makeIterator()
+        guard let first = bytes.next(), first != UInt8(ascii: "#"), (0x21...0x7E).contains(first) else { return nil }
+        while let byte = bytes.next() {
+            guard (0x21...0x7E).contains(byte) else { return nil }
+        }
+        return String(line)
     }
 
     /// Whether `text` holds white space. ASCII text is checked byte by byte: taking 100,000

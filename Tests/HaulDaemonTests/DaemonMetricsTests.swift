@@ -34,7 +34,11 @@ import Testing
         #expect(scraped.status == 200)
         #expect(scraped.headers["content-type"].first == "text/plain; version=0.0.4; charset=utf-8")
         let text = try PrometheusText(parsing: scraped.body)
-        for name in ManagerMetrics.Name.help.keys where name != ManagerMetrics.Name.failures {
+        let fleetOnly = [ManagerMetrics.Name.takeovers, ManagerMetrics.Name.leasesLost]
+        for name in fleetOnly {
+            #expect(text.types[name] == nil, "\(name) is a fleet member's only")
+        }
+        for name in ManagerMetrics.Name.help.keys where name != ManagerMetrics.Name.failures && !fleetOnly.contains(name) {
             #expect(text.help[name] == ManagerMetrics.Name.help[name], "\(name)")
         }
         #expect(text.types[ManagerMetrics.Name.bytesReceived] == "counter")

@@ -1,7 +1,9 @@
+import AsyncHTTPClient
 import Foundation
-import Haul
+@testable import Haul
 import HaulTestServer
 import HaulTestSupport
+import NIOCore
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -114,8 +116,23 @@ struct PostgresDaemonTests {
                 let key = String(name.dropLast(".bin".count))
                 #expect(server.requests(forKey: key).count == 1, "\(name) had completed and was fetched again")
             }
+            // The second daemon took the first one's leased downloads over, and says so.
+            let metrics = try PrometheusText(parsing: try await Self.scrapeMetrics(socket: socket))
+            #expect(metrics.types[ManagerMetrics.Name.takeovers] == "counter")
+            #expect((metrics.value(ManagerMetrics.Name.takeovers) ?? 0) >= 1, "no takeover counted")
+            #expect(metrics.value(ManagerMetrics.Name.leasesLost) == 0)
             second.send(SIGTERM)
             #expect(ChildProcess.exitCode(await second.waitForExit()) == 0)
+        }
+    }
+
+    /// `GET /metrics` on the daemon's socket: the body.
+    static func scrapeMetrics(socket: String) async throws -> String {
+        try await withHTTPClient { client in
+            let url = try #require(URL(httpURLWithSocketPath: socket, uri: "/metrics"))
+            let response = try await client.execute(HTTPClientRequest(url: url.absoluteString), timeout: .seconds(20))
+            #expect(response.status.code == 200)
+            return String(buffer: try await response.body.collect(upTo: 4 << 20))
         }
     }
 

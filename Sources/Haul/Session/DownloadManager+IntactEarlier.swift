@@ -24,42 +24,73 @@ extension DownloadManager {
     /// store query per directory; the rows found are not changed. Always nil when the manager
     /// keeps finished downloads in memory (`Retention.loadsEarlierFinished`).
     package func intactEarlierDownloads(of requests: [DownloadRequest]) async throws(HaulError) -> [DownloadInfo?] {
+        guard finishedLeftInStore else { return [DownloadInfo?](repeating: nil, count: requests.count) }
+        return try await Self.intactEarlierDownloads(of: requests, in: store, session: session)
+    }
+
+    /// `intactEarlierDownloads(of:)` on a store without a manager (see `EarlierRunStore`).
+    static func intactEarlierDownloads(
+        of requests: [DownloadRequest], in store: any DownloadStoring, session: String
+    ) async throws(HaulError) -> [DownloadInfo?] {
         var found = [DownloadInfo?](repeating: nil, count: requests.count)
-        guard finishedLeftInStore, !requests.isEmpty else { return found }
+        guard !requests.isEmpty else { return found }
         var directories = DirectoryCache()
         var identities = IdentityCache()
-        var directoryTexts: [URL: String] = [:]
         var normalized: [DownloadRequest] = []
         normalized.reserveCapacity(requests.count)
         // Each identity's request, by directory as stored; an identity asked for twice is left to `add`.
-        var wanted: [String: (path: String, indexes: [RequestIdentity: Int], urls: Set<String>)] = [:]
+        var batches: [(text: String, path: String, indexes: [RequestIdentity: Int], urls: [String])] = []
+        var batchOfText: [String: Int] = [:]
+        // A batch nearly always shares one directory: its entry is found by comparing, not hashing.
+        var last: (directory: URL, batch: Int)?
         var repeated: Set<RequestIdentity> = []
         for (index, request) in requests.enumerated() {
             let request = directories.normalized(request)
             normalized.append(request)
             let kept = KeptRequest(request)
             let identity = identities.identity(of: kept)
-            let text = directoryTexts[request.directory] ?? {
+            let batch: Int
+            if let last, last.directory == request.directory {
+                batch = last.batch
+            } else {
                 let text = StoredURL.directoryText(request.directory)
-                directoryTexts[request.directory] = text
-                return text
-            }()
-            if wanted[text] == nil { wanted[text] = (identity.directory, [:], []) }
-            if wanted[text]!.indexes.updateValue(index, forKey: identity) != nil { repeated.insert(identity) }
-            wanted[text]!.urls.insert(kept.urlText)
+                if let known = batchOfText[text] {
+                    batch = known
+                } else {
+                    batch = batches.count
+                    batches.append((text, identity.directory, [:], []))
+                    batchOfText[text] = batch
+                }
+                last = (request.directory, batch)
+            }
+            if batches[batch].indexes.updateValue(index, forKey: identity) != nil {
+                repeated.insert(identity)
+            } else {
+                // A URL may come twice (other names): the store's `IN` reads its rows once.
+                batches[batch].urls.append(kept.urlText)
+            }
         }
         let json = JSONColumns()
-        for (directory, batch) in wanted {
-            let rows = try await store.earlierDownloads(session: session, directory: directory, urls: Array(batch.urls))
-            var rowsByIndex: [Int: [EarlierDownloadRow]] = [:]
+        for batch in batches {
+            let rows = try await store.earlierDownloads(session: session, directory: batch.text, urls: batch.urls)
+            // Each request's rows, together: sorted by request rather than kept in a
+            // dictionary of arrays (an array allocated for each of 5,000 requests).
+            var rowsByRequest: [(index: Int, row: EarlierDownloadRow)] = []
+            rowsByRequest.reserveCapacity(rows.count)
             for row in rows {
                 guard let checksums = try? Self.identityChecksums(row.checksumsText, json) else { continue }
                 let identity = RequestIdentity(url: row.url, directory: batch.path, fileName: row.fileName, checksums: checksums)
                 guard !repeated.contains(identity), let index = batch.indexes[identity] else { continue }
-                rowsByIndex[index, default: []].append(row)
+                rowsByRequest.append((index, row))
             }
-            for (index, rows) in rowsByIndex {
-                found[index] = Self.intactDownload(among: rows, for: normalized[index], json)
+            rowsByRequest.sort { $0.index < $1.index }
+            var start = 0
+            while start < rowsByRequest.count {
+                let index = rowsByRequest[start].index
+                var end = start + 1
+                while end < rowsByRequest.count, rowsByRequest[end].index == index { end += 1 }
+                found[index] = Self.intactDownload(among: rowsByRequest[start..<end].lazy.map(\.row), for: normalized[index], json)
+                start = end
             }
         }
         return found
@@ -67,7 +98,7 @@ extension DownloadManager {
 
     /// The download standing for a request among its earlier rows, when there is exactly one
     /// completed row, no unfinished one, and its file is intact; else nil (left to `add`).
-    private static func intactDownload(among rows: [EarlierDownloadRow], for request: DownloadRequest, _ json: JSONColumns) -> DownloadInfo? {
+    private static func intactDownload(among rows: some Sequence<EarlierDownloadRow>, for request: DownloadRequest, _ json: JSONColumns) -> DownloadInfo? {
         var completed: EarlierDownloadRow?
         for row in rows {
             switch row.state {
@@ -92,7 +123,8 @@ extension DownloadManager {
         } else {
             info.progress = TransferProgress(completedBytes: row.durableOffset)
         }
-        info.finalURL = row.finalURL.flatMap { URL(string: $0) }
+        // Without a redirect the final URL is the request's own: not parsed a second time.
+        info.finalURL = row.finalURL.flatMap { $0 == row.url ? request.url : URL(string: $0) }
         info.fileURL = URL(fileURLWithPath: path, isDirectory: false)
         info.verifiedChecksums = checksums
         info.attempts = row.attempts

@@ -125,7 +125,7 @@ public actor DownloadManager: SessionBackend {
         let outbox = configuration.keepsEventOutbox ? OutboxBuffer() : nil
         self.outbox = outbox
         self.hub = EventHub(outbox: outbox)
-        let metrics = ManagerMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory)
+        let metrics = ManagerMetrics(factory: configuration.metricsFactory ?? MetricsSystem.factory, fleet: configuration.fleet != nil)
         self.metrics = metrics
         self.records.stateMeters = metrics.states
         let transport = HTTPTransport(configuration: configuration.transport)
@@ -274,7 +274,22 @@ public actor DownloadManager: SessionBackend {
             else { throw HaulError(.invalidRequest, "invalid header '\(header.name)'") }
         }
         guard !directoryChecked else { return }
-        let directory = request.directory.path
+        try validateDirectory(request.directory)
+    }
+
+    /// The directory checks of `validate(_:)` alone, for a batch whose other checks passed
+    /// (`checkingDirectories: false`) and whose directories were made since: the other checks
+    /// again would only repeat their answer (and parse each URL's host once more).
+    package static func validateDirectories(of requests: [DownloadRequest]) throws(HaulError) {
+        var checkedDirectory: URL?
+        for request in requests where request.directory != checkedDirectory {
+            try validateDirectory(request.directory)
+            checkedDirectory = request.directory
+        }
+    }
+
+    private static func validateDirectory(_ url: URL) throws(HaulError) {
+        let directory = url.path
         let status = SystemCalls.directoryStatus(directory)
         guard status.exists else { throw HaulError(.directoryNotFound, "\(directory) does not exist or is not a directory") }
         guard status.writable else { throw HaulError(.permissionDenied, "\(directory) is not writable") }

@@ -19,6 +19,8 @@ package struct ManagerMetrics: Sendable {
         package static let retries = "haul_retries_total"
         package static let serverWaits = "haul_server_waits_total"
         package static let storeWrite = "haul_store_write_duration_seconds"
+        package static let takeovers = "haul_lease_takeovers_total"
+        package static let leasesLost = "haul_leases_lost_total"
 
         /// One sentence per instrument, for a backend that shows it (Prometheus's `# HELP`).
         package static let help: [String: String] = [
@@ -29,6 +31,8 @@ package struct ManagerMetrics: Sendable {
             retries: "Quick retries scheduled after a transient failure.",
             serverWaits: "Waits for a server once the quick retries were used up.",
             storeWrite: "Time of each write to the store: new downloads, or a batch of changes.",
+            takeovers: "Downloads this daemon claimed after another daemon's lease on them expired.",
+            leasesLost: "Leases this daemon lost while it ran their downloads (their transfers stopped).",
         ]
     }
 
@@ -46,15 +50,23 @@ package struct ManagerMetrics: Sendable {
     let bytesReceived: Counter
     let retries: Counter
     let serverWaits: Counter
+    /// Downloads claimed from a daemon that stopped renewing its lease. Fleet members only
+    /// (nil otherwise): a counter that could never move would only mislead.
+    let takeovers: Counter?
+    /// Leases lost while their downloads ran here (refused by the store, or not renewed in
+    /// time). Fleet members only.
+    let leasesLost: Counter?
     private let finished: [DownloadState: Counter]
     private let storeWrites: [StoreWrite: CoreMetrics.Timer]
 
-    init(factory: any MetricsFactory) {
+    init(factory: any MetricsFactory, fleet: Bool = false) {
         self.factory = factory
         states = DownloadStateMeters(factory: factory)
         bytesReceived = Counter(label: Name.bytesReceived, factory: factory)
         retries = Counter(label: Name.retries, factory: factory)
         serverWaits = Counter(label: Name.serverWaits, factory: factory)
+        takeovers = fleet ? Counter(label: Name.takeovers, factory: factory) : nil
+        leasesLost = fleet ? Counter(label: Name.leasesLost, factory: factory) : nil
         var finished: [DownloadState: Counter] = [:]
         for state in DownloadState.allCases where state.isTerminal {
             finished[state] = Counter(label: Name.finished, dimensions: [("outcome", state.rawValue)], factory: factory)
@@ -95,7 +107,7 @@ package struct ManagerMetrics: Sendable {
 struct DownloadStateMeters: Sendable {
     private let meters: [Meter]
 
-    init(factory: any MetricsFactory) {
+    init(factory: any MetricsFactory, fleet: Bool = false) {
         meters = DownloadState.allCases.map {
             Meter(label: ManagerMetrics.Name.downloads, dimensions: [("state", $0.rawValue)], factory: factory)
         }

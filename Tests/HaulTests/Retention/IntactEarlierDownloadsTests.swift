@@ -144,3 +144,36 @@ struct IntactEarlierDownloadsTests {
         #expect(!plan.contains { $0.hasPrefix("SCAN download") }, "\(plan)")
     }
 }
+
+/// `EarlierRunStore`: the look-up `haul get` makes before it opens a manager. The store is
+/// pruned first, as a manager's opening prunes it, so that a download the manager would have
+/// forgotten is not found intact here either (and its file is fetched again, as before).
+@Suite("Earlier run store", .timeLimit(.minutes(3)))
+struct EarlierRunStoreTests {
+    @Test func prunesBeforeItLooks() async throws {
+        try await withTestServer { server in
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
+            let batch = IntactEarlierDownloadsTests().requests(server, 3, in: dir)
+            var configuration = Support.fastConfiguration(maxConcurrent: 1)
+            configuration.retention = DownloadManager.Retention(maxFinished: nil, loadsEarlierFinished: false)
+            do {
+                let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration)
+                #expect(try await manager.add(batch, toGroup: "first", continuingExisting: true).completion.completed.count == 3)
+                await manager.shutdown()
+            }
+            let keepingAll = try await EarlierRunStore.open(stateDirectory: state, session: "default", retention: configuration.retention)
+            #expect(try await keepingAll.intactEarlierDownloads(of: batch).map { $0 != nil } == [true, true, true])
+            // Only the newest finished download is within this bound: the two others are pruned.
+            let keepingOne = try await EarlierRunStore.open(
+                stateDirectory: state, session: "default", retention: DownloadManager.Retention(maxFinished: 1, loadsEarlierFinished: false))
+            #expect(try await keepingOne.intactEarlierDownloads(of: batch).map { $0 != nil } == [false, false, true])
+            // A rule that keeps finished downloads in memory leaves them to the manager.
+            let inMemory = try await EarlierRunStore.open(
+                stateDirectory: state, session: "default", retention: DownloadManager.Retention(maxFinished: nil, loadsEarlierFinished: true))
+            #expect(try await inMemory.intactEarlierDownloads(of: batch).allSatisfy { $0 == nil })
+        }
+    }
+}

@@ -88,6 +88,7 @@ extension DownloadManager {
             guard fleet?.stopping.claimed(download) ?? false else { continue }
             if download.isTakeover {
                 fleet?.takeovers += 1
+                metrics.takeovers?.increment()
                 configuration.logger.notice(
                     "taking over a download from daemon \(download.previousOwner ?? "?")", metadata: ["haul.download": "\(id)"])
             }
@@ -179,6 +180,7 @@ extension DownloadManager {
     func abandon(_ id: DownloadID, lease: DownloadLease? = nil, evenWhilePlacing: Bool = false) {
         let placing = !evenWhilePlacing && records[id]?.machine.slotHandedOver == true
         guard fleet?.leaseLost(id, lease: lease, placing: placing) ?? false else { return }
+        metrics.leasesLost?.increment()
         writes.abandon(id)
         pendingPlacements.removeAll { $0.id == id }
         var endComing = false

@@ -10,6 +10,9 @@ import PostgresNIO
 enum PostgresFailure {
     static func error(_ error: any Error, _ action: String, address: PostgresAddress) -> HaulError {
         if let error = error as? HaulError { return error }
+        if let transaction = error as? PostgresTransactionError, let cause = transaction.cause {
+            return Self.error(cause, action, address: address)
+        }
         if error is CancellationError {
             return HaulError(.canceled, "canceled while trying to \(action) in \(address)")
         }
@@ -78,4 +81,9 @@ enum PostgresFailure {
         case .require: return .require(try! .init(configuration: .makeClientConfiguration()))
         }
     }
+}
+
+extension PostgresTransactionError {
+    /// What failed: the transaction's body, else its commit or its `BEGIN`.
+    var cause: (any Error)? { closureError ?? commitError ?? beginError }
 }

@@ -170,10 +170,12 @@ enum PostgresLeases {
     /// Whether the group has no unfinished download left, with the group's row locked until
     /// commit: the transactions that finish a group's downloads take turns here, so the last
     /// one sees every other's end (each check is a new snapshot) and exactly one finds it
-    /// complete.
+    /// complete. `NO KEY UPDATE`, not `UPDATE`: the foreign-key checks of other transactions'
+    /// download rows hold the group's row `FOR KEY SHARE`, which `UPDATE` would wait on while
+    /// they wait on this transaction (PostgreSQL reported those as deadlocks, failing batches).
     static func completes(_ group: LeaseFence.GroupOfLease, on connection: PostgresConnection) async throws -> Bool {
         let locked = try await connection.all("""
-            SELECT 1 FROM haul.downloadGroup WHERE session = \(group.session) AND name = \(group.name) FOR UPDATE
+            SELECT 1 FROM haul.downloadGroup WHERE session = \(group.session) AND name = \(group.name) FOR NO KEY UPDATE
             """, { row in try row.decode(Int32.self) })
         guard !locked.isEmpty else { return false }
         let unfinished = try await connection.all("""

@@ -133,11 +133,13 @@ enum PostgresWrites {
         /// saw sequence N never later finds a smaller one appear. The same statement queues the
         /// `haul_events` notification (`PostgresListener`): the server delivers it at commit,
         /// never for a rolled-back transaction, and it costs no round trip of its own.
+        /// `NO KEY UPDATE` for the reason `PostgresLeases.completes` gives: it leaves the
+        /// foreign-key checks of other transactions' download rows alone.
         private mutating func lockOutbox(_ session: String) async throws {
             try await ensureSession(session)
             guard lockedOutboxes.insert(session).inserted else { return }
             try await connection.run("""
-                SELECT pg_notify(\(PostgresListener.eventsChannel), id) FROM haul.session WHERE id = \(session) FOR UPDATE
+                SELECT pg_notify(\(PostgresListener.eventsChannel), id) FROM haul.session WHERE id = \(session) FOR NO KEY UPDATE
                 """)
         }
 
