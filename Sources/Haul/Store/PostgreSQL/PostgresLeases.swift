@@ -183,6 +183,29 @@ enum PostgresLeases {
         return unfinished.first == 0
     }
 
+    /// The members of a complete group by outcome, in queue order (position, as one daemon
+    /// lists its members): what its `groupCompleted` event carries. Read once per group, by
+    /// the transaction that found it complete.
+    static func outcomes(
+        of group: LeaseFence.GroupOfLease, on connection: PostgresConnection
+    ) async throws -> (completed: [DownloadID], failed: [DownloadID], canceled: [DownloadID]) {
+        let rows = try await connection.all("""
+            SELECT id, state FROM haul.download WHERE session = \(group.session) AND groupName = \(group.name)
+            ORDER BY position, id
+            """, { row in try row.decode((Int64, String).self) })
+        var outcomes: (completed: [DownloadID], failed: [DownloadID], canceled: [DownloadID]) = ([], [], [])
+        for (key, state) in rows {
+            let id = DownloadID(rawValue: UInt64(bitPattern: key))
+            switch DownloadState(rawValue: state) {
+            case .completed: outcomes.completed.append(id)
+            case .failed: outcomes.failed.append(id)
+            case .canceled: outcomes.canceled.append(id)
+            default: continue
+            }
+        }
+        return outcomes
+    }
+
     /// Whether `fence`'s lease still holds, locking the download's row until commit so that no
     /// claim can take it before the fenced writes are in; records the refusal on the fence.
     static func holds(_ fence: LeaseFence, on connection: PostgresConnection) async throws -> Bool {

@@ -109,7 +109,15 @@ enum PostgresWrites {
                     }
                     if let group = fence.group, try await PostgresLeases.completes(group, on: connection) {
                         fence.groupCompleted()
-                        if let event = fence.groupEvent { groupEvents.append(.appendEvents(session: group.session, [event])) }
+                        if var event = fence.groupEvent {
+                            // The members by outcome, as one daemon's event lists them: read
+                            // here, under the group's lock, from the store every daemon writes.
+                            let outcomes = try await PostgresLeases.outcomes(of: group, on: connection)
+                            event.completed = outcomes.completed
+                            event.failed = outcomes.failed
+                            event.canceled = outcomes.canceled
+                            groupEvents.append(.appendEvents(session: group.session, [event]))
+                        }
                     }
                 }
             }
