@@ -170,10 +170,14 @@ enum PostgresLeases {
     /// Whether the group has no unfinished download left, with the group's row locked until
     /// commit: the transactions that finish a group's downloads take turns here, so the last
     /// one sees every other's end (each check is a new snapshot) and exactly one finds it
-    /// complete.
+    /// complete. `FOR NO KEY UPDATE`, not `FOR UPDATE`: completers still take turns, but the
+    /// `FOR KEY SHARE` lock of a foreign-key check on the same row (PostgreSQL checks the keys
+    /// of a download row updated twice in one transaction, as a fenced end is: its writes, then
+    /// its release) neither blocks it nor is blocked by it. With `FOR UPDATE`, two daemons each
+    /// holding that share lock and each wanting the update lock deadlocked.
     static func completes(_ group: LeaseFence.GroupOfLease, on connection: PostgresConnection) async throws -> Bool {
         let locked = try await connection.all("""
-            SELECT 1 FROM haul.downloadGroup WHERE session = \(group.session) AND name = \(group.name) FOR UPDATE
+            SELECT 1 FROM haul.downloadGroup WHERE session = \(group.session) AND name = \(group.name) FOR NO KEY UPDATE
             """, { row in try row.decode(Int32.self) })
         guard !locked.isEmpty else { return false }
         let unfinished = try await connection.all("""

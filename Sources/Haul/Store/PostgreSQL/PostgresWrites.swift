@@ -141,11 +141,16 @@ enum PostgresWrites {
         /// saw sequence N never later finds a smaller one appear. The same statement queues the
         /// `haul_events` notification (`PostgresListener`): the server delivers it at commit,
         /// never for a rolled-back transaction, and it costs no round trip of its own.
+        /// `FOR NO KEY UPDATE`: appenders take turns, while the `FOR KEY SHARE` locks that
+        /// foreign-key checks take on the session's row (a fenced end updates its download row
+        /// twice, which makes PostgreSQL check its keys) neither wait for it nor make it wait.
+        /// With `FOR UPDATE`, two daemons' transactions each holding such a share lock and each
+        /// wanting the update lock deadlocked, and their writes failed.
         private mutating func lockOutbox(_ session: String) async throws {
             try await ensureSession(session)
             guard lockedOutboxes.insert(session).inserted else { return }
             try await connection.run("""
-                SELECT pg_notify(\(PostgresListener.eventsChannel), id) FROM haul.session WHERE id = \(session) FOR UPDATE
+                SELECT pg_notify(\(PostgresListener.eventsChannel), id) FROM haul.session WHERE id = \(session) FOR NO KEY UPDATE
                 """)
         }
 
