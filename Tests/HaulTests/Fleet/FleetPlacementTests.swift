@@ -7,14 +7,15 @@ import Testing
 /// A fleet never reports a file as done before it is in place (`DownloadManager+FleetPlacement`):
 /// managers on one database of the test cluster, each on its own store as a daemon would be,
 /// downloading from the in-process test server.
-@Suite("Fleet placement", .timeLimit(.minutes(3)))
+@Suite("Fleet placement", .timeLimit(.minutes(5)))
 struct FleetPlacementTests {
-    /// A fleet member on its own store, claiming and renewing (leases of 6 s, a claim poll of
+    /// A fleet member on its own store, claiming and renewing (leases of 30 s, as a daemon's
+    /// default: a loaded machine that delays a renewal does not lose one; a claim poll of
     /// 200 ms), with an outbox as a daemon keeps one.
     static func member(_ fixture: LeaseFixture, slots: Int = 8) async throws -> DownloadManager {
         var configuration = Support.fastConfiguration()
         configuration.keepsEventOutbox = true
-        configuration.fleet = FleetMembership(slots: slots, leaseDuration: .seconds(6), claimInterval: .milliseconds(200))
+        configuration.fleet = FleetMembership(slots: slots, leaseDuration: .seconds(30), claimInterval: .milliseconds(200))
         let manager = DownloadManager(configuration: configuration, store: try await fixture.daemon(), session: fixture.session)
         try await manager.restore(continueInterrupted: true)
         await manager.startFleet()
@@ -73,7 +74,7 @@ struct FleetPlacementTests {
                     """)) ?? "?"
                 return "groups seen: \(seen.sorted()); rows: \(rows)"
             }
-            try await waitUntil("every group's event in the outbox", within: .seconds(90), maxInterval: .milliseconds(2), explaining: explaining) {
+            try await waitUntil("every group's event in the outbox", within: .seconds(150), maxInterval: .milliseconds(2), explaining: explaining) {
                 for event in try await fixture.store.events(session: fixture.session, after: last, limit: 1_000) {
                     last = event.sequence
                     guard event.kind == .groupCompleted, let name = event.group else { continue }
@@ -144,7 +145,7 @@ struct FleetPlacementTests {
             try await fixture.expire(ids)
 
             let next = try await Self.member(fixture)
-            let events = try await waitForValue("the group's event in the outbox", within: .seconds(60)) {
+            let events = try await waitForValue("the group's event in the outbox", within: .seconds(150)) {
                 let events = try await Self.events(fixture.store, session: fixture.session)
                 return events.contains { $0.kind == .groupCompleted } ? events : nil
             }
@@ -181,7 +182,9 @@ struct FleetPlacementTests {
                 try await manager.cancel(ids[0])
                 for id in ids.dropFirst() { try await manager.resume(id) }
                 let byID = Dictionary(uniqueKeysWithValues: zip(ids, names))
-                let end = try await waitForValue("the group's event in the outbox", within: .seconds(60)) {
+                let end = try await waitForValue("the group's event in the outbox", within: .seconds(150), explaining: {
+                    await Support.downloadStates(manager)
+                }) {
                     try await events().first { $0.kind == .groupCompleted && $0.group == "mixed" }
                 }
                 return [end.completed, end.failed, end.canceled].map { ($0 ?? []).map { byID[$0] ?? "?" } }
