@@ -173,7 +173,9 @@ struct FleetPlacementTests {
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             /// Runs the group on `manager`; returns its event's lists as member names.
-            func run(_ manager: DownloadManager, in out: URL, events: () async throws -> [StoredEvent]) async throws -> [[String]] {
+            func run(
+                _ manager: DownloadManager, in out: URL, events: @escaping () async throws -> [StoredEvent]
+            ) async throws -> [[String]] {
                 // Added held back, so that no member finishes before the one canceled.
                 let names = ["c.bin", "a.bin", "f.bin", "b.bin"]
                 let ids = try await manager.addNew(names.map { name in
@@ -183,7 +185,8 @@ struct FleetPlacementTests {
                 for id in ids.dropFirst() { try await manager.resume(id) }
                 let byID = Dictionary(uniqueKeysWithValues: zip(ids, names))
                 let end = try await waitForValue("the group's event in the outbox", within: .seconds(150), explaining: {
-                    await Support.downloadStates(manager)
+                    let kinds = ((try? await events()) ?? []).map { "\($0.kind)" }.joined(separator: " ")
+                    return "\(manager.fleetOwner == nil ? "one daemon" : "fleet"): \(await Support.downloadStates(manager)); events: \(kinds)"
                 }) {
                     try await events().first { $0.kind == .groupCompleted && $0.group == "mixed" }
                 }
@@ -193,7 +196,8 @@ struct FleetPlacementTests {
             local.keepsEventOutbox = true
             let alone = DownloadManager(configuration: local)
             let oneDaemon = try await run(alone, in: try temporary.subdirectory("alone")) {
-                try await Self.events(alone.store, session: alone.session)
+                // As `haul.events` reads one daemon's outbox: events still in memory are written first.
+                try await alone.storedEvents(after: 0, limit: 100_000)
             }
             await alone.shutdown()
             #expect(oneDaemon == [["a.bin", "b.bin"], ["f.bin"], ["c.bin"]])
