@@ -15,8 +15,12 @@ extension DownloadManager {
     /// Places the `.done` files of `rows` for which `candidate` is true (and which have one),
     /// and updates those rows as if the dead process had finished: an unfinished row gets the
     /// intent the file was renamed by (recovery then finds the file placed), a completed one
-    /// the path the rename gave. Returns the IDs of completed rows whose path changed.
-    func finishInterruptedPlacements(_ rows: inout [StoredDownload], where candidate: (StoredDownload) -> Bool) async -> Set<DownloadID> {
+    /// the path the rename gave. Returns the IDs of completed rows whose path changed. With
+    /// `lease` (a fleet member's takeover), the intents are written fenced by it: nothing is
+    /// renamed unless the lease still holds.
+    func finishInterruptedPlacements(
+        _ rows: inout [StoredDownload], fencedBy lease: DownloadLease? = nil, where candidate: (StoredDownload) -> Bool
+    ) async -> Set<DownloadID> {
         var found: [(index: Int, part: PartFile, intent: PlacementIntent)] = []
         for index in rows.indices where candidate(rows[index]) {
             let row = rows[index]
@@ -32,9 +36,13 @@ extension DownloadManager {
         }
         guard !found.isEmpty else { return [] }
         // As before any rename: where it goes, durable first.
+        let placements = found.map { StoredPlacement(id: rows[$0.index].id, intent: $0.intent) }
         do {
-            try await store.save(
-                [], placements: found.map { StoredPlacement(id: rows[$0.index].id, intent: $0.intent) }, events: [], session: session)
+            if let lease {
+                try await store.submit([.recordPlacements(placements)], fencedBy: lease)
+            } else {
+                try await store.save([], placements: placements, events: [], session: session)
+            }
         } catch {
             return []
         }

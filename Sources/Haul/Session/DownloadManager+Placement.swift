@@ -16,6 +16,10 @@ import Foundation
 /// A batch shares one store write, one rename pass off the actor and one turn of the actor,
 /// instead of each file waiting for its own; and the file's slot goes to the next download as
 /// soon as its bytes are verified, since what is left needs no connection.
+///
+/// A fleet member (`DownloadManager+FleetPlacement`) writes the intent alone, renames, then
+/// writes the completion: other daemons read the store, and must not see a download completed
+/// (or its group complete) before its file is in place.
 extension DownloadManager {
     /// How long the first verified file waits for others, while downloads are still fetching.
     /// Measured on 5,000 × 16 KiB at 16 at once: without a wait, intents went about 7 to a
@@ -37,8 +41,11 @@ extension DownloadManager {
             record.details.durable.placement = file.intent
             return completedRow(record, file)
         }) else { return }
-        let action = writes.placementRecorded(
-            StoredPlacement(id: id, intent: file.intent, completion: completion), othersFetching: scheduler.runningCount > 0)
+        // In a fleet the intent goes alone and the completion after the rename (see
+        // `DownloadManager+FleetPlacement`): the store must not call a download completed, or
+        // its group complete, before its file is in place.
+        let placement = StoredPlacement(id: id, intent: file.intent, completion: fleet == nil ? completion : nil)
+        let action = writes.placementRecorded(placement, othersFetching: scheduler.runningCount > 0)
         handOverSlot(id)
         pendingPlacements.append(PendingPlacement(id: id, file: file))
         carryOut(action)
@@ -89,9 +96,11 @@ extension DownloadManager {
             }
             return
         }
-        let results = await Self.place(batch)
-        for (pending, result) in zip(batch, results) {
-            if case .completed(let placed, _, _) = result, !placed.skipped, placed.path == pending.file.expectedPath {
+        // In a fleet, only files whose lease still holds are renamed.
+        let placing = fleet == nil ? batch : placementsStillHeld(batch)
+        let results = await Self.place(placing)
+        for (pending, result) in zip(placing, results) {
+            if fleet == nil, case .completed(let placed, _, _) = result, !placed.skipped, placed.path == pending.file.expectedPath {
                 // The store says so already (`completedRow`).
                 records[pending.id]?.details.completionStored = true
             } else if case .failed = result, let kept = pending.file.currentStatus() {
@@ -100,6 +109,9 @@ extension DownloadManager {
             }
             conclude(pending.id, result)
         }
+        // A fleet member writes the completions now, each releasing its lease and checking its
+        // group: the lease counts against the session's limits until then.
+        if fleet != nil, !placing.isEmpty { await flushDirty() }
     }
 
     /// The renames of a batch, off the actor: the other transfers' bookkeeping goes on meanwhile.

@@ -96,8 +96,12 @@ extension DownloadManager {
             if records[id]?.machine.isUnderway == true || scheduler.hasPlace(id) && scheduler.isQueued(id) {
                 continue
             }
-            let row: StoredDownload?
+            var row: StoredDownload?
             do { row = try await store.load(id) } catch { row = nil }
+            // A verified file its previous owner left unplaced is placed first, under this lease.
+            if let loaded = row, fleet?.book.lease(of: id) == download.lease {
+                row = await finishPlacementLeftBehind(loaded, under: download.lease)
+            }
             guard fleet?.book.lease(of: id) == download.lease else { continue }
             guard let row, !isShutDown else {
                 giveBack(download.lease)

@@ -1,8 +1,9 @@
 /// A fleet member's store writes: each download's part of a batch is fenced by the lease this
 /// daemon holds on it (`StoreWrite.fenced`), so a daemon that lost a lease without knowing
 /// (paused, cut off) cannot overwrite the new owner's row or complete the file twice. A
-/// download's end, and a completion written with its placement intent, give the lease back
-/// in the same transaction. Rows of downloads nobody holds (added here, or changed by a client
+/// download's end (a completion is written after its file's rename, its intent before it
+/// without releasing: `DownloadManager+FleetPlacement`) gives the lease back in the same
+/// transaction, which checks the download's group. Rows of downloads nobody holds (added here, or changed by a client
 /// while queued) are written as on one daemon.
 extension DownloadManager {
     /// `DownloadStoring.save` of one batch, fenced download by download.
@@ -14,7 +15,6 @@ extension DownloadManager {
         var plain: [StoreWrite] = []
         var fenced: [DownloadID: [StoreWrite]] = [:]
         var order: [DownloadID] = []
-        var completions: Set<DownloadID> = []
         func route(_ id: DownloadID, _ write: StoreWrite) {
             guard !fleet.lost.contains(id) else { return }
             guard fleet.fence(for: id) != nil else { return plain.append(write) }
@@ -26,21 +26,17 @@ extension DownloadManager {
         for row in rows { route(row.id, .save([row])) }
         for row in changed { route(row.id, .saveProgress([row])) }
         if !groupMoves.isEmpty { plain.append(.moveToGroups(session: session, groupMoves)) }
-        for placement in batch.placements {
-            if placement.completion != nil { completions.insert(placement.id) }
-            route(placement.id, .recordPlacements([placement]))
-        }
+        for placement in batch.placements { route(placement.id, .recordPlacements([placement])) }
         var fences: [LeaseFence] = []
         var writes = plain
         // Group rows are locked by the completion checks in one order, by every daemon: two
         // batches finishing members of the same groups never wait on each other in a cycle.
         order.sort { (records[$0]?.group ?? "", $0) < (records[$1]?.group ?? "", $1) }
         for id in order {
-            guard let (lease, ending) = fleet.fence(for: id), let parts = fenced[id] else { continue }
-            // A completion written with its placement intent is the download's end in the store.
-            let releasing = ending || completions.contains(id)
+            guard let (lease, releasing) = fleet.fence(for: id), let parts = fenced[id] else { continue }
             let group = releasing ? records[id]?.group.map { LeaseFence.GroupOfLease(session: session, name: $0) } : nil
-            // With an outbox, the group's completion is written by the transaction that finds it.
+            // With an outbox, the group's completion is written by the transaction that finds it,
+            // with its members by outcome as the store has them (`PostgresLeases.outcomes`).
             let event = group.flatMap { outbox == nil ? nil : StoredEvent(kind: .groupCompleted, group: $0.name) }
             let fence = LeaseFence(lease: lease, releasing: releasing, group: group, groupEvent: event)
             fences.append(fence)

@@ -17,8 +17,8 @@ struct FleetState {
     var stopping = StoppingTransfers()
     /// The claim loop, the poll that wakes it, and the renewal loop.
     var tasks: [Task<Void, Never>] = []
-    /// Groups the store found complete with a download's completion written before its
-    /// rename: announced once that download has concluded, after its own event.
+    /// Groups the store found complete by a download's end that, by the time it committed,
+    /// had been started again here: announced once that download has concluded.
     var completedGroups: [DownloadID: String] = [:]
     /// Downloads this daemon took over from a daemon that stopped renewing.
     var takeovers = 0

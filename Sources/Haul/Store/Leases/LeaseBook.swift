@@ -44,6 +44,9 @@ struct LeaseBook: Sendable {
     var leases: [DownloadLease] { held.values.map(\.lease).sorted { $0.id < $1.id } }
     /// The lease a write about `id` must carry (`LeaseFence`), nil when this daemon does not hold it.
     func lease(of id: DownloadID) -> DownloadLease? { held[id]?.lease }
+    /// Whether `id` is held and its local deadline has not passed at `now`: what a daemon checks
+    /// right before it renames the download's file into place.
+    func holds(_ id: DownloadID, at now: Instant) -> Bool { held[id].map { now < $0.deadline } ?? false }
     /// The earliest local deadline: when `expire(now:)` has something to stop, if no renewal comes.
     var nextDeadline: Instant? { held.values.map(\.deadline).min() }
 

@@ -170,9 +170,11 @@ enum PostgresLeases {
     /// Whether the group has no unfinished download left, with the group's row locked until
     /// commit: the transactions that finish a group's downloads take turns here, so the last
     /// one sees every other's end (each check is a new snapshot) and exactly one finds it
-    /// complete. `NO KEY UPDATE`, not `UPDATE`: the foreign-key checks of other transactions'
-    /// download rows hold the group's row `FOR KEY SHARE`, which `UPDATE` would wait on while
-    /// they wait on this transaction (PostgreSQL reported those as deadlocks, failing batches).
+    /// complete. `FOR NO KEY UPDATE`, not `FOR UPDATE`: completers still take turns, but the
+    /// `FOR KEY SHARE` lock of a foreign-key check on the same row (PostgreSQL checks the keys
+    /// of a download row updated twice in one transaction, as a fenced end is: its writes, then
+    /// its release) neither blocks it nor is blocked by it. With `FOR UPDATE`, two daemons each
+    /// holding that share lock and each wanting the update lock deadlocked.
     static func completes(_ group: LeaseFence.GroupOfLease, on connection: PostgresConnection) async throws -> Bool {
         let locked = try await connection.all("""
             SELECT 1 FROM haul.downloadGroup WHERE session = \(group.session) AND name = \(group.name) FOR NO KEY UPDATE
@@ -183,6 +185,29 @@ enum PostgresLeases {
             AND state NOT IN ('completed', 'failed', 'canceled')
             """, { row in try row.decode(Int64.self) })
         return unfinished.first == 0
+    }
+
+    /// The members of a complete group by outcome, in queue order (position, as one daemon
+    /// lists its members): what its `groupCompleted` event carries. Read once per group, by
+    /// the transaction that found it complete.
+    static func outcomes(
+        of group: LeaseFence.GroupOfLease, on connection: PostgresConnection
+    ) async throws -> (completed: [DownloadID], failed: [DownloadID], canceled: [DownloadID]) {
+        let rows = try await connection.all("""
+            SELECT id, state FROM haul.download WHERE session = \(group.session) AND groupName = \(group.name)
+            ORDER BY position, id
+            """, { row in try row.decode((Int64, String).self) })
+        var outcomes: (completed: [DownloadID], failed: [DownloadID], canceled: [DownloadID]) = ([], [], [])
+        for (key, state) in rows {
+            let id = DownloadID(rawValue: UInt64(bitPattern: key))
+            switch DownloadState(rawValue: state) {
+            case .completed: outcomes.completed.append(id)
+            case .failed: outcomes.failed.append(id)
+            case .canceled: outcomes.canceled.append(id)
+            default: continue
+            }
+        }
+        return outcomes
     }
 
     /// Whether `fence`'s lease still holds, locking the download's row until commit so that no

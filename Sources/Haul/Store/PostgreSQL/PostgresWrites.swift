@@ -109,7 +109,15 @@ enum PostgresWrites {
                     }
                     if let group = fence.group, try await PostgresLeases.completes(group, on: connection) {
                         fence.groupCompleted()
-                        if let event = fence.groupEvent { groupEvents.append(.appendEvents(session: group.session, [event])) }
+                        if var event = fence.groupEvent {
+                            // The members by outcome, as one daemon's event lists them: read
+                            // here, under the group's lock, from the store every daemon writes.
+                            let outcomes = try await PostgresLeases.outcomes(of: group, on: connection)
+                            event.completed = outcomes.completed
+                            event.failed = outcomes.failed
+                            event.canceled = outcomes.canceled
+                            groupEvents.append(.appendEvents(session: group.session, [event]))
+                        }
                     }
                 }
             }
@@ -133,8 +141,11 @@ enum PostgresWrites {
         /// saw sequence N never later finds a smaller one appear. The same statement queues the
         /// `haul_events` notification (`PostgresListener`): the server delivers it at commit,
         /// never for a rolled-back transaction, and it costs no round trip of its own.
-        /// `NO KEY UPDATE` for the reason `PostgresLeases.completes` gives: it leaves the
-        /// foreign-key checks of other transactions' download rows alone.
+        /// `FOR NO KEY UPDATE`: appenders take turns, while the `FOR KEY SHARE` locks that
+        /// foreign-key checks take on the session's row (a fenced end updates its download row
+        /// twice, which makes PostgreSQL check its keys) neither wait for it nor make it wait.
+        /// With `FOR UPDATE`, two daemons' transactions each holding such a share lock and each
+        /// wanting the update lock deadlocked, and their writes failed.
         private mutating func lockOutbox(_ session: String) async throws {
             try await ensureSession(session)
             guard lockedOutboxes.insert(session).inserted else { return }
