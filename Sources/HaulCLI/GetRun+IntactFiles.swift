@@ -27,6 +27,16 @@ extension GetRun {
         return (intact, rest)
     }
 
+    /// Files found intact, reported as the manager reports a download it took into the group
+    /// already completed: one `.completed` each, counted in `tally`.
+    static func reportIntact(_ intact: [DownloadInfo], to reporter: any DownloadReporter, tally: inout RunTally) {
+        for info in intact {
+            let event = ManagerEvent.completed(info)
+            tally.record(event)
+            reporter.handle(event, tally: tally)
+        }
+    }
+
     /// A run whose every file was found intact: reported as the manager's run reported it
     /// (each file's `.completed`, then the group's completion counting them all, then the
     /// summary), without opening a manager. A signal that came meanwhile makes it an
@@ -35,11 +45,7 @@ extension GetRun {
         let catalog = DownloadCatalog(intact)
         let reporter = mode.makeReporter(catalog: catalog, retry: configuration.retry)
         var tally = RunTally(total: catalog.count)
-        for info in intact {
-            let event = ManagerEvent.completed(info)
-            tally.record(event)
-            reporter.handle(event, tally: tally)
-        }
+        Self.reportIntact(intact, to: reporter, tally: &tally)
         let summary = GroupSummary(name: "haul get \(UUID().uuidString)", results: intact.compactMap(\.result))
         let completion = ManagerEvent.groupCompleted(summary)
         tally.record(completion)

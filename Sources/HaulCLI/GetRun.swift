@@ -133,12 +133,7 @@ struct GetRun: Sendable {
         let reporter = mode.makeReporter(catalog: catalog, retry: configuration.retry)
 
         var tally = RunTally(total: catalog.count)
-        // Reported as the manager reported them when it took them into the group.
-        for info in intact {
-            let event = ManagerEvent.completed(info)
-            tally.record(event)
-            reporter.handle(event, tally: tally)
-        }
+        Self.reportIntact(intact, to: reporter, tally: &tally)
         var completion: GroupSummary?
         var finishing: Task<[HaulError], Never>?
         let quiet = mode == .quiet
