@@ -57,7 +57,9 @@ struct EngineTransferEndTests {
     }
 
     /// A part file another writer holds (another haul process, or another download of this
-    /// one) is refused at once, with the message that says why; nothing waits for it.
+    /// one) is refused within a moment, with the message that says why; and once it is free,
+    /// it is taken. (The moment's wait is for a process being started elsewhere in the test
+    /// run: from its fork to its exec it shares the first file, and so its lock.)
     @Test func partFileHeldByAnotherWriterFailsAtOnce() throws {
         let temporary = try TemporaryDirectory()
         defer { temporary.remove() }

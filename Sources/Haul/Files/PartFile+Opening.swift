@@ -9,7 +9,7 @@ import Foundation
 /// a link in its place is removed (as a name: its target is never opened), and so is a file
 /// that is not this user's own regular file with one link; then it is locked (`flock`, held
 /// until the file is placed or the transfer ends, released by the kernel if the process
-/// dies). A file another writer holds is left alone and the download fails at once with
+/// dies). A file another writer holds is left alone and the download fails within a moment with
 /// `.fileExists` and a message that says so: two writers never share a part file. A transfer of
 /// this process never stands in the way of the next one of its download: it closes its part
 /// file before it reports its end (`PartFile.close()`).

@@ -183,10 +183,27 @@ extension SystemCalls {
         guard renameat(directory, from, directory, to) == 0 else { throw error(errno, "cannot move \(from) to \(path)") }
     }
 
-    /// Takes an exclusive advisory lock (`flock`) on an open file without waiting. Returns
+    /// Takes an exclusive advisory lock (`flock`) on an open file, waiting at most a moment. Returns
     /// false when another open file description holds it: another process, or another open
     /// of the same file. The kernel releases it when the descriptor closes, `kill -9` included.
+    ///
+    /// A lock that stays taken is tried again for a moment (about 0.13 s in all) before the
+    /// answer is no: a process being started by this one, anywhere in it (a daemon, a tool,
+    /// the app's own), shares every open file from its fork until its exec closes them, and
+    /// so holds the lock of a part file this process closed in between. That lasts
+    /// microseconds on an idle machine, milliseconds on a loaded one; another writer that
+    /// really holds the file holds it far longer.
     static func tryLock(_ fd: Int32, path: String) throws(HaulError) -> Bool {
+        var pause: UInt32 = 1000
+        while true {
+            if try lockOnce(fd, path: path) { return true }
+            guard pause <= 64_000 else { return false }
+            usleep(pause)
+            pause *= 2
+        }
+    }
+
+    private static func lockOnce(_ fd: Int32, path: String) throws(HaulError) -> Bool {
         while true {
             if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
             switch errno {
