@@ -100,6 +100,25 @@ import Testing
         }
     }
 
+    /// A download is announced when it becomes active, as aria2 does, not when the server
+    /// first answers: a client that saw it `active` and removes it before any answer gets
+    /// onDownloadStart, then onDownloadStop. (Before, the remove of a download whose server had
+    /// not answered yet sent nothing, and aria2p's wait for the stop hung.)
+    @Test func removingAnActiveDownloadBeforeTheServerAnswersSendsStartAndStop() async throws {
+        let silent = try SilentListener()
+        defer { silent.close() }
+        try await Aria2Fixture.run { f in
+            let gid = try await f.add("http://127.0.0.1:\(silent.port)/never.bin")
+            try await waitUntil("the download is active") {
+                try await f.status(gid, ["status"]) == ["status": "active"]
+            }
+            try await f.sink.waitFor("aria2.onDownloadStart", gid: gid)
+            #expect(try await f.client.result("aria2.remove", [.string(gid)]) == .string(gid))
+            try await f.sink.waitFor("aria2.onDownloadStop", gid: gid)
+            #expect(f.sink.received.filter { $0.gid == gid }.map(\.method) == ["aria2.onDownloadStart", "aria2.onDownloadStop"])
+        }
+    }
+
     /// tellWaiting lists the one waiting queue in order, paused downloads at their places;
     /// changePosition moves queued and paused ones by aria2's rules; addUri's position inserts,
     /// paused or not; and the downloads really start in that order once a slot frees.
@@ -327,5 +346,40 @@ import Testing
             #expect(try await f.client.result("aria2.pause", [.string(gid)]) == .string(gid))
             #expect(try await f.client.error("aria2.getServers", [.string(gid)]).message == "No active download for GID#\(gid)")
         }
+    }
+}
+
+/// A loopback port that takes connections (the kernel completes them) and never answers: a
+/// request to it waits for its response until the client gives up.
+private final class SilentListener: Sendable {
+    let port: Int
+    private let descriptor: Int32
+
+    init() throws {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(fd, address, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, address, &length) == 0
+            }
+        }
+        guard fd >= 0, bound else { throw ChildProcessError("cannot listen on loopback") }
+        descriptor = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() {
+        #if canImport(Glibc)
+        _ = Glibc.close(descriptor)
+        #else
+        _ = Darwin.close(descriptor)
+        #endif
     }
 }

@@ -186,4 +186,22 @@ import Testing
         #expect(names(.canceled(id, group: nil)) == ["aria2.onDownloadStop"])
         #expect(order.running.isEmpty && order.announced.isEmpty)
     }
+
+    /// A download is announced when it becomes active, before its server answers: its later
+    /// `started` adds nothing, and a pause or removal before that answer is reported.
+    @Test func notificationsFromActivation() {
+        let id = DownloadID(rawValue: 0xABC)
+        let url = URL(string: "http://h/f")!
+        var order = Aria2EventOrder()
+        func names(_ event: ManagerEvent) -> [String] { order.notifications(for: event).map(\.0) }
+        #expect(names(.activated(id)) == ["aria2.onDownloadStart"])
+        #expect(names(.started(id, resumedFrom: 0, finalURL: url)) == [])
+        #expect(names(.activated(id)) == [], "a retry in the same run")
+        #expect(names(.paused(id, reason: nil)) == ["aria2.onDownloadPause"])
+        #expect(names(.activated(id)) == ["aria2.onDownloadStart"], "resumed")
+        #expect(names(.canceled(id, group: nil)) == ["aria2.onDownloadStop"])
+        #expect(names(.activated(id)) == ["aria2.onDownloadStart"])
+        #expect(names(.failed(info(.failed))) == ["aria2.onDownloadError"])
+        #expect(order.running.isEmpty && order.announced.isEmpty)
+    }
 }

@@ -10,6 +10,10 @@ import Foundation
 package enum ManagerEvent: Sendable, Hashable {
     /// A download was added and waits for a slot.
     case queued(DownloadID)
+    /// The download took a slot and its transfer is starting: what aria2 calls active, and
+    /// what `status` says from now on. `started` follows once the server answers (or
+    /// `failed`, `paused`, `canceled` if it ends first). Not kept in an outbox.
+    case activated(DownloadID)
     /// A transfer got its response and began writing; `resumedFrom` is the byte offset it
     /// continued from (0 for a fresh start).
     case started(DownloadID, resumedFrom: Int64, finalURL: URL)

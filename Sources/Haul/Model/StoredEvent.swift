@@ -45,7 +45,7 @@ package struct StoredEvent: Sendable, Hashable, Codable {
     }
 
     /// The outbox form of a manager event; nil for events that are not kept (queued,
-    /// progress, checkpoints, retries).
+    /// activated, progress, checkpoints, retries).
     init?(_ event: ManagerEvent) {
         switch event {
         case .started(let id, let resumedFrom, _):
@@ -75,7 +75,7 @@ package struct StoredEvent: Sendable, Hashable, Codable {
             completed = summary.completed.map(\.id)
             failed = summary.failed.map(\.id)
             canceled = summary.canceled.map(\.id)
-        case .queued, .checkpointed, .progress, .retrying, .groupProgress, .overallProgress:
+        case .queued, .activated, .checkpointed, .progress, .retrying, .groupProgress, .overallProgress:
             return nil
         }
     }

@@ -148,6 +148,7 @@ extension DownloadManager {
         }
         guard let (transfer, live) = prepared else { return }
         let hub = self.hub
+        if hub.wants(.activated) { hub.emit(.activated(id)) }
         let reporter = TransferReporter(
             started: { [weak self] resumedFrom, finalURL in
                 // Built only for someone who follows it: a batch of small files has no one.

@@ -221,7 +221,7 @@ extension DownloadManager {
 
 extension ManagerEvent {
     /// The event as apps see it; nil for what only the tool and the daemon follow
-    /// (checkpoints, group and overall progress).
+    /// (activation, checkpoints, group and overall progress).
     var downloadEvent: DownloadEvent? {
         switch self {
         case .queued(let id): return DownloadEvent(.queued(id))
@@ -234,7 +234,7 @@ extension ManagerEvent {
         case .completed(let info), .failed(let info): return info.result.map { DownloadEvent(.finished($0)) }
         case .canceled(let id, let group): return DownloadEvent(.finished(DownloadResult(id: id, group: group, outcome: .canceled)))
         case .groupCompleted(let summary): return DownloadEvent(.groupCompleted(summary))
-        case .checkpointed, .groupProgress, .overallProgress: return nil
+        case .activated, .checkpointed, .groupProgress, .overallProgress: return nil
         }
     }
 }

@@ -21,8 +21,9 @@ package struct ManagerEventKinds: OptionSet, Sendable, Hashable {
     package static let groupProgress = Self(rawValue: 1 << 10)
     package static let groupCompleted = Self(rawValue: 1 << 11)
     package static let overallProgress = Self(rawValue: 1 << 12)
+    package static let activated = Self(rawValue: 1 << 13)
 
-    package static let all = Self(rawValue: (1 << 13) - 1)
+    package static let all = Self(rawValue: (1 << 14) - 1)
 }
 
 extension ManagerEvent {
@@ -30,6 +31,7 @@ extension ManagerEvent {
     package var kind: ManagerEventKinds {
         switch self {
         case .queued: .queued
+        case .activated: .activated
         case .started: .started
         case .checkpointed: .checkpointed
         case .progress: .progress

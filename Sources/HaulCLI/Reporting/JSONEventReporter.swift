@@ -62,7 +62,7 @@ final class JSONEventReporter: DownloadReporter {
                 bytesPerSecond: progress.bytesPerSecond.rounded(), finished: tally.finished, total: tally.total))
         case .groupCompleted(let summary):
             emit(Line.GroupCompleted(completed: summary.completed.count, failed: summary.failed.count, canceled: summary.canceled.count))
-        case .overallProgress:
+        case .activated, .overallProgress:
             break
         }
     }

@@ -4,13 +4,14 @@ import Haul
 /// events in, notification names out, tested without I/O.
 ///
 /// aria2 announces only downloads that became active:
-/// - `onDownloadStart` once per run (a retry inside a run is not a new start; a resume after
-///   a pause is);
-/// - a download that ends without Haul having reported it running (a 404 on the first
-///   request) still gets `onDownloadStart` first, then `onDownloadError` or
-///   `onDownloadComplete`;
+/// - `onDownloadStart` once per run, when the download becomes active (`activated`: it took a
+///   slot, and `tellStatus` says `active` from then on), not when the server first answers: a
+///   client that saw it active and removes it before that answer gets its Stop. A retry
+///   inside a run is not a new start; a resume after a pause is;
+/// - a download that ends without having been announced still gets `onDownloadStart` first,
+///   then `onDownloadError` or `onDownloadComplete`;
 /// - `onDownloadPause` and `onDownloadStop` only for a download that was announced: adding
-///   with `pause=true`, pausing or removing a download that never started sends nothing.
+///   with `pause=true`, pausing or removing a download that never became active sends nothing.
 ///
 /// Bounded: a download is remembered from its start until it ends (completes, fails or is
 /// removed), so the sets hold at most the unfinished downloads.
@@ -23,7 +24,7 @@ struct Aria2EventOrder: Sendable {
     /// The notifications `event` calls for, in order (often none).
     mutating func notifications(for event: ManagerEvent) -> [(String, DownloadID)] {
         switch event {
-        case .started(let id, _, _):
+        case .activated(let id), .started(let id, _, _):
             announced.insert(id)
             return running.insert(id).inserted ? [("aria2.onDownloadStart", id)] : []
         case .paused(let id, _):
