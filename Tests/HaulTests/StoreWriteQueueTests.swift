@@ -88,7 +88,7 @@ struct StoreWriteQueueTests {
         let failed = writes.takeBatch()
         #expect(writes.isEmpty)
         _ = writes.placementRecorded(placement(4), othersFetching: false)
-        writes.batchFailed(failed)
+        _ = writes.batchFailed(failed)
         #expect(writes.owes(id(1)))
         let retry = writes.takeBatch()
         #expect(retry.segments == [id(1)])
@@ -127,8 +127,36 @@ struct StoreWriteQueueTests {
         #expect(batch.groupMoves == [id(1)])
         #expect(batch.progress == [id(2)])
         #expect(writes.isEmpty)
-        writes.batchFailed(batch)
+        _ = writes.batchFailed(batch)
         #expect(writes.owes(id(1)))
+    }
+
+    /// A failed write is tried again by itself, whether or not anything else changes: after
+    /// the batching delay, then after delays that double up to five seconds, and soon again
+    /// once a write went through. Deferred placements wait as long.
+    @Test func failedWritesAreTriedAgainWithGrowingDelays() {
+        var writes = queue()
+        _ = writes.changed(id(1), .state)
+        writes.timerFired(.flush)
+        var delays: [Duration] = []
+        for _ in 0..<9 {
+            let batch = writes.takeBatch()
+            guard case .armTimer(.flush, let delay) = writes.batchFailed(batch) else {
+                Issue.record("a failed write armed no retry")
+                return
+            }
+            delays.append(delay)
+            #expect(writes.placementsDeferred() == .armTimer(.placement, after: delay))
+            writes.timerFired(.placement)
+            writes.timerFired(.flush)
+        }
+        #expect(delays.map { $0 / .milliseconds(1) } == [50, 100, 200, 400, 800, 1600, 3200, 5000, 5000])
+        #expect(writes.owes(id(1)))
+        _ = writes.changed(id(2), .state)
+        #expect(writes.batchFailed(writes.takeBatch()) == .none, "the flush timer armed by the change carries it")
+        writes.batchWritten()
+        writes.timerFired(.flush)
+        #expect(writes.batchFailed(writes.takeBatch()) == .armTimer(.flush, after: .milliseconds(50)))
     }
 
     /// What is owed already (events, a failed batch) arms the flush timer on request.

@@ -105,8 +105,8 @@ extension DownloadManager {
     /// Writes every out-of-date row, and the events that explain them, in one transaction.
     /// Writes run one after another (each waits for the one before), so that the outbox's
     /// sequence follows the order of events. On failure the rows stay dirty and the events
-    /// pending, and both are tried again with the next change; the durable bytes on disk are
-    /// unaffected.
+    /// pending, and both are tried again after a delay (`StoreWriteQueue.batchFailed`) or
+    /// with an earlier write; the durable bytes on disk are unaffected.
     ///
     /// Returns whether the write chained by this call succeeded: a row marked dirty before the
     /// call is then in the store (written by this write or an earlier one).
@@ -150,12 +150,15 @@ extension DownloadManager {
                     trimmingEventsTo: trimsEvents ? configuration.retention.maxKeptEvents : nil, session: session)
             }
             eventsSinceTrim = trimsEvents ? 0 : eventsSinceTrim + events.count
+            writes.batchWritten()
             if !events.isEmpty { wakeOutboxWaiters() }
             return true
         } catch {
-            writes.batchFailed(batch)
             outbox?.restore(events)
             lastWriteError = error
+            let retry = writes.batchFailed(batch)
+            configuration.logger.warning("cannot write to the download store (trying again in \(writes.retryDelay)): \(error.message)")
+            carryOut(retry)
             return false
         }
     }

@@ -68,8 +68,9 @@ extension DownloadManager {
 
     /// Writes the waiting intents (chained after any write on its way, which may have taken
     /// some of them already), renames those files, and concludes their downloads. A file whose
-    /// intent could not be written is not renamed: its download ends with the store's error
-    /// (paused, its bytes kept, when that is a file-system error, as it usually is).
+    /// intent could not be written is not renamed: while the store cannot be reached it waits
+    /// and is tried again; otherwise its download ends with the store's error (paused, its
+    /// bytes kept, when that is a file-system error, as it usually is).
     func writePlacements() async {
         let taken = pendingPlacements
         pendingPlacements = []
@@ -79,6 +80,13 @@ extension DownloadManager {
         let batch = fleet == nil || fleet?.refusedPlacements.isEmpty == true ? taken : fleetPlacementsAccepted(taken)
         guard written else {
             let error = lastWriteError ?? HaulError(.fileSystem, "the download store could not be written")
+            if error.code == .connectionFailed, !isShutDown {
+                // The store is away for a while (a database restarting): the files stay
+                // verified, their intents owed, and are placed once it answers again.
+                pendingPlacements = batch + pendingPlacements
+                carryOut(writes.placementsDeferred())
+                return
+            }
             for pending in batch {
                 // A fleet member whose lease ended while this was written gives the download up.
                 if let fleet, fleet.book.lease(of: pending.id) == nil, fleet.ending[pending.id] != nil {

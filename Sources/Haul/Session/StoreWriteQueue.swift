@@ -8,8 +8,9 @@
 /// other files verified at the same time can join them.
 ///
 /// The queue decides; the manager carries out what it returns (arms a timer, writes a batch)
-/// and reports back (`timerFired`, `batchFailed`). A batch that fails is put back whole, and
-/// goes with the next write, so nothing owed is ever dropped.
+/// and reports back (`timerFired`, `batchFailed`, `batchWritten`). A batch that fails is put
+/// back whole and written again after a delay (or with an earlier write), so nothing owed is
+/// ever dropped.
 struct StoreWriteQueue {
     /// What changed about a download since it was last written.
     enum Change {
@@ -63,6 +64,8 @@ struct StoreWriteQueue {
     let placementWindow: Duration
 
     private var pending = Batch()
+    /// Writes that failed since the last one that went through.
+    private(set) var failuresInARow = 0
     /// Timers armed and not yet fired: further changes join the write they will start.
     private(set) var armed: Set<Timer> = []
 
@@ -153,8 +156,13 @@ struct StoreWriteQueue {
         return batch
     }
 
-    /// The write of `batch` failed: it is owed again, before what came since.
-    mutating func batchFailed(_ batch: Batch) {
+    /// The write of `batch` failed: it is owed again, before what came since, and written
+    /// again after a delay that doubles with each failure in a row (up to `longestRetryDelay`),
+    /// whether or not anything else changes meanwhile. A store that went away for a while (a
+    /// database restarted) gets everything owed once it is back: a download whose end was
+    /// owed must not wait for another download's change to be written, as in a fleet, where
+    /// the lease it gives back is what lets the next download be claimed.
+    mutating func batchFailed(_ batch: Batch) -> Action {
         pending.progress.formUnion(batch.progress)
         pending.wholeRows.formUnion(batch.wholeRows)
         pending.segments.formUnion(batch.segments)
@@ -162,7 +170,30 @@ struct StoreWriteQueue {
         pending.placements = batch.placements + pending.placements
         pending.deletions = batch.deletions + pending.deletions
         pending.deletedGroups = batch.deletedGroups + pending.deletedGroups
+        failuresInARow += 1
+        return arm(.flush, after: retryDelay)
     }
+
+    /// Verified files whose intents could not be written because the store could not be
+    /// reached: their placement is tried again after the same delay as a failed batch.
+    mutating func placementsDeferred() -> Action {
+        arm(.placement, after: retryDelay)
+    }
+
+    /// A write went through: the next failure is retried soon again.
+    mutating func batchWritten() {
+        failuresInARow = 0
+    }
+
+    /// The delay before a failed write is tried again: the batching delay, doubled with
+    /// each failure in a row after the first.
+    var retryDelay: Duration {
+        let doublings = max(0, min(failuresInARow - 1, 16))
+        return min(Self.longestRetryDelay, max(flushInterval, .milliseconds(50)) * (1 << doublings))
+    }
+
+    /// The longest wait between two attempts to write to a store that keeps failing.
+    static let longestRetryDelay = Duration.seconds(5)
 
     private mutating func arm(_ timer: Timer, after delay: Duration) -> Action {
         guard armed.insert(timer).inserted else { return .none }

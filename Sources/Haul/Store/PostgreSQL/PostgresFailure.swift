@@ -20,7 +20,10 @@ enum PostgresFailure {
             if let server = psql.serverInfo {
                 let message = server[.message] ?? "error"
                 let state = server[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
-                return HaulError(.fileSystem, "cannot \(action) in \(address): \(message)\(state)")
+                // A server shutting down or starting up, or a connection it broke: as good as
+                // unreachable, and back soon.
+                let code: HaulError.Code = server[.sqlState].map(isServerGoingAway) == true ? .connectionFailed : .fileSystem
+                return HaulError(code, "cannot \(action) in \(address): \(message)\(state)")
             }
             if isUnreachable(psql) {
                 return HaulError(.connectionFailed, "cannot \(action) in \(address): the server cannot be reached (\(psql.code))")
@@ -41,6 +44,14 @@ enum PostgresFailure {
         }
         guard let psql = error as? PSQLError, let state = psql.serverInfo?[.sqlState] else { return false }
         return state == "40P01" || state == "40001"
+    }
+
+    /// Whether a server's refusal says it is going away or not there yet, not that the
+    /// statement was wrong: class 08 (connection exception), `admin_shutdown` (57P01, a
+    /// restart or a `pg_terminate_backend`), `crash_shutdown` (57P02), `cannot_connect_now`
+    /// (57P03, starting up or in recovery). A write that met one is tried again later.
+    static func isServerGoingAway(_ sqlState: String) -> Bool {
+        sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(sqlState)
     }
 
     /// Whether the error says the server was not there (nothing listening, no route, a

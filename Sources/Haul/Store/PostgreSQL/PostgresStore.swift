@@ -44,7 +44,7 @@ final class PostgresStore: DownloadStoring {
             await Task {
                 do {
                     let fences = StoreWrite.fences(in: writes)
-                    try await Self.transaction(on: client) { connection in
+                    try await Self.transaction(on: client, "save downloads", address: address) { connection in
                         // What a rolled-back attempt recorded on the fences is forgotten.
                         for fence in fences { fence.attemptStarted() }
                         try await PostgresWrites.apply(writes, on: connection)
@@ -128,23 +128,30 @@ final class PostgresStore: DownloadStoring {
         }) ?? 0
     }
 
-    /// Runs `body` on a connection of the pool, mapping failures to `HaulError`.
+    /// Runs `body` on a connection of the pool, mapping failures to `HaulError`, within the
+    /// store's time limit (`PostgresStore+TimeLimit`).
     func read<Value: Sendable>(
-        _ action: String, _ body: (PostgresConnection) async throws -> sending Value
+        _ action: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws(HaulError) -> Value {
         do {
-            return try await client.withConnection { connection in try await body(connection) }
+            return try await Self.answering(within: Self.operationTimeLimit, action, address: address) { [client] watch in
+                try await client.withConnection { connection in
+                    watch.using(connection)
+                    return try await body(connection)
+                }
+            }
         } catch {
             throw PostgresFailure.error(error, action, address: address)
         }
     }
 
-    /// Runs `body` in a transaction of its own, mapping failures to `HaulError`.
+    /// Runs `body` in a transaction of its own, mapping failures to `HaulError`, within the
+    /// store's time limit (`PostgresStore+TimeLimit`).
     func write<Value: Sendable>(
-        _ action: String, _ body: (PostgresConnection) async throws -> sending Value
+        _ action: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws(HaulError) -> Value {
         do {
-            return try await Self.transaction(on: client) { connection in try await body(connection) }
+            return try await Self.transaction(on: client, action, address: address, body)
         } catch {
             throw PostgresFailure.error(error, action, address: address)
         }
@@ -159,12 +166,18 @@ final class PostgresStore: DownloadStoring {
     /// that lost such a conflict failed as a whole, and the files placed with it ended paused
     /// as if the store were broken.
     static func transaction<Value: Sendable>(
-        on client: PostgresClient, _ body: (PostgresConnection) async throws -> sending Value
+        on client: PostgresClient, _ action: String, address: PostgresAddress,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
         var attempt = 1
         while true {
             do {
-                return try await client.withTransaction(logger: Self.logger) { connection in try await body(connection) }
+                return try await answering(within: operationTimeLimit, action, address: address) { watch in
+                    try await client.withConnection { connection in
+                        watch.using(connection)
+                        return try await connection.withTransaction(logger: Self.logger) { connection in try await body(connection) }
+                    }
+                }
             } catch where attempt < conflictAttempts && PostgresFailure.isConflict(error) {
                 attempt += 1
                 // A few milliseconds apart, growing, so the two do not meet again at once.

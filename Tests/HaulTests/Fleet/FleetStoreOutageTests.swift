@@ -1,0 +1,86 @@
+import Foundation
+@testable import Haul
+import HaulTestServer
+import HaulTestSupport
+import Testing
+
+/// A fleet member whose database goes away for a while (restarted, its connections ended by
+/// an administrator) waits for it and goes on: writes that failed are tried again by
+/// themselves, verified files wait for their intents to be written, and nothing is paused for
+/// a reason nobody can act on.
+@Suite("Fleet: the store going away", .timeLimit(.minutes(5)))
+struct FleetStoreOutageTests {
+    /// Every connection to the test database but the caller's is ended, over and over, while a
+    /// member downloads a group of 48 small files (each time two more completed, until 32
+    /// did; each end is a write, and writes meet ended connections). Then every file is in place with its bytes,
+    /// every download completed once, and the group completed once. Before, a placement whose
+    /// intent met an ended connection (57P01, `admin_shutdown`) paused its download with a
+    /// file-system error, and its group never completed.
+    @Test func downloadsGoOnWhileTheDatabaseEndsConnections() async throws {
+        let fixture = try await LeaseFixture.make(SessionSettings(maxConcurrentDownloads: 8))
+        try await withTestServer { server in
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let out = try temporary.subdirectory("out")
+            let member = try await FleetPlacementTests.member(fixture)
+            let names = (0..<48).map { "o\($0).bin" }
+            let requests = names.enumerated().map { n, name in
+                Support.request(server, "/file/\(name)", ["size": "30000", "seed": "\(n + 1)", "rate": "100000"], in: out, name: name)
+            }
+            let ids = try await member.addMembers(requests, toGroup: "outage")
+            func completed() async throws -> Int { try await Int(fixture.sql("SELECT count(*) FROM haul.download WHERE state = 'completed'")) ?? 0 }
+            // Rounds of ended connections, each once two more downloads completed since the
+            // one before: the store keeps failing writes, and there is progress in between.
+            var endings = 0
+            var done = 0
+            while done < 32 {
+                _ = try await fixture.sql("""
+                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                    WHERE datname = current_database() AND pid <> pg_backend_pid()
+                    """)
+                endings += 1
+                let before = done
+                let stuck: () async -> String = {
+                    let rows = (try? await fixture.sql("""
+                        SELECT string_agg(state || ':' || coalesce(leaseOwner, '-') || ':' || (leaseUntil > now())::text || ':' || coalesce(error, '-'), ' ') FROM haul.download WHERE state <> 'completed' AND (state <> 'queued' OR leaseOwner IS NOT NULL)
+                        """)) ?? "?"
+                    let local = await member.downloads().map { "\($0.state)" }
+                    let counts = Dictionary(local.map { ($0, 1) }, uniquingKeysWith: +)
+                    return "rows: \(rows); local: \(counts); fleet: \(await member.fleetDebugDescription()); last write error: \(await member.lastWriteError?.message ?? "-")"
+                }
+                done = try await waitForValue("two more downloads to complete after \(endings) rounds", within: .seconds(40), explaining: stuck) {
+                    let now = try await completed()
+                    return now >= before + 2 ? now : nil
+                }
+            }
+            let explaining: () async -> String = {
+                let rows = (try? await fixture.sql("""
+                    SELECT string_agg(state || ':' || coalesce(error, '-'), ' ') FROM haul.download WHERE state <> 'completed'
+                    """)) ?? "?"
+                return "after \(endings) rounds of ended connections; unfinished: \(rows)"
+            }
+            try await waitUntil("the group's end in the outbox", within: .seconds(120), explaining: explaining) {
+                try await FleetPlacementTests.events(fixture.store, session: fixture.session).contains { $0.kind == .groupCompleted }
+            }
+            let failedWrite = await member.lastWriteError
+            await member.shutdown()
+            #expect(failedWrite != nil, "no write met an ended connection: the test did not test anything")
+            let events = try await FleetPlacementTests.events(fixture.store, session: fixture.session)
+            FleetPlacementTests.expectMembersBeforeTheirGroup(events, groups: ["outage": ids])
+            #expect(try await fixture.sql("SELECT count(*) FROM haul.download WHERE state <> 'completed'") == "0")
+            for (n, name) in names.enumerated() {
+                let bytes = Support.contents(out.appendingPathComponent(name))
+                #expect(bytes == TestContent.bytes(seed: UInt64(n + 1), size: 30_000), "\(name) is missing or wrong")
+            }
+            #expect(Support.leftovers(out).isEmpty)
+        }
+    }
+}
+
+extension DownloadManager {
+    /// What the fleet state says, for a failure's message.
+    func fleetDebugDescription() -> String {
+        guard let fleet else { return "no fleet" }
+        return "free \(fleet.freeSlots), book \(fleet.book.count), ending \(fleet.ending.count), lost \(fleet.lost.count), pending placements \(pendingPlacements.count), owes \(!writes.isEmpty), armed \(writes.armed)"
+    }
+}
