@@ -44,23 +44,33 @@ extension Aria2Service {
         return await entries(infos, keys: keys)
     }
 
-    /// `tellStopped(offset, num[, keys])`: completed, failed and removed downloads.
+    /// `tellStopped(offset, num[, keys])`: completed, failed and removed downloads, in the
+    /// order they were added. In a fleet, this daemon's own are followed by those other
+    /// daemons ended (the newest of them, as many as `--max-download-result`), read a page at
+    /// a time from the store.
     func tellStopped(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let (offset, num, keys) = try page(p)
         let ids = await manager.downloadIDs(inStates: [.completed, .failed, .canceled])
-        let page = Aria2Pagination.page(count: ids.count, offset: offset, num: num).map { ids[$0] }
-        return await entries(await manager.infos(page), keys: keys)
+        let elsewhereCount = await manager.finishedElsewhereCount()
+        let page = Aria2Pagination.page(count: ids.count + elsewhereCount, offset: offset, num: num)
+        let local = Dictionary(uniqueKeysWithValues: await manager.infos(page.filter { $0 < ids.count }.map { ids[$0] }).map { ($0.id, $0) })
+        let elsewhere = await manager.finishedElsewhere(at: page.filter { $0 >= ids.count }.map { $0 - ids.count }, of: elsewhereCount)
+        let infos = page.compactMap { $0 < ids.count ? local[ids[$0]] : elsewhere[$0 - ids.count] }
+        return await entries(infos, keys: keys)
     }
 
-    /// `getGlobalStat()`: speeds and counts, as strings.
+    /// `getGlobalStat()`: speeds and counts, as strings. In a fleet the counts are the
+    /// fleet's, as `tellActive`, `tellWaiting` and `tellStopped` list it; the speed is this
+    /// daemon's own (the store has no speeds).
     func getGlobalStat() async -> JSONValue {
         let counts = await manager.stateCounts()
-        let stopped = String(counts.completed + counts.failed + counts.canceled)
+        let elsewhere = await manager.unfinishedElsewhereCounts()
+        let stopped = String(counts.completed + counts.failed + counts.canceled + (await manager.finishedElsewhereCount()))
         return [
             "downloadSpeed": .string(String(Int64(counts.bytesPerSecond))),
             "uploadSpeed": "0",
-            "numActive": .string(String(counts.running)),
-            "numWaiting": .string(String(counts.queued + counts.paused)),
+            "numActive": .string(String(counts.running + elsewhere[.running, default: 0])),
+            "numWaiting": .string(String(counts.queued + counts.paused + elsewhere[.queued, default: 0] + elsewhere[.paused, default: 0])),
             "numStopped": .string(stopped),
             "numStoppedTotal": .string(stopped),
         ]
