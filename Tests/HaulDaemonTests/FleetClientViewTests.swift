@@ -4,6 +4,9 @@ import Foundation
 import HaulTestServer
 import HaulTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A client of any daemon of a fleet sees the fleet (issue 29, "Clients see one service"):
 /// two managers on one database of the test cluster, each on its own store as two daemons
@@ -15,11 +18,11 @@ struct FleetClientViewTests {
         try await PostgresStore.open(address: try PostgresAddress(parsing: url), stateDirectory: nil, waitingUpTo: .zero)
     }
 
-    static func member(_ url: String, claims: Bool, maxFinished: Int = 1_000) async throws -> DownloadManager {
+    static func member(_ url: String, claims: Bool, maxFinished: Int = 1_000, slots: Int = 8) async throws -> DownloadManager {
         var configuration = RPCTest.fastConfiguration(maxConcurrent: 8)
         configuration.keepsEventOutbox = true
         configuration.retention = DownloadManager.Retention(maxFinished: maxFinished)
-        configuration.fleet = FleetMembership(slots: 8, leaseDuration: .seconds(30), claimInterval: .milliseconds(200))
+        configuration.fleet = FleetMembership(slots: slots, leaseDuration: .seconds(30), claimInterval: .milliseconds(200))
         let manager = DownloadManager(configuration: configuration, store: try await store(url), session: "fleet")
         try await manager.restore(continueInterrupted: true)
         if claims { await manager.startFleet() }
@@ -71,6 +74,50 @@ struct FleetClientViewTests {
                 let stat = await service.getGlobalStat()
                 #expect(stat["numStopped"] == "3" && stat["numStoppedTotal"] == "3")
                 #expect(stat["numActive"] == "1" && stat["numWaiting"] == "0")
+                outcome = .success(())
+            } catch {
+                outcome = .failure(error)
+            }
+            await a.shutdown()
+            await b.shutdown()
+            try outcome.get()
+        }
+    }
+
+    /// A fleet member with one slot runs one slow download of four it was given; the three it
+    /// has not claimed are in no daemon's queue yet. Its own `tellWaiting` lists them (from
+    /// their rows) and `getGlobalStat` counts them, as on the other daemon: before, a daemon
+    /// showed only the downloads it held, so its own unclaimed ones were listed nowhere.
+    @Test func unclaimedDownloadsAreListedWaitingOnEveryDaemon() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try await cluster.makeDatabase()
+        try await withTestServer { server in
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let out = try temporary.subdirectory("out")
+            let a = try await Self.member(url, claims: true, slots: 1)
+            let b = try await Self.member(url, claims: false)
+            let outcome: Result<Void, any Error>
+            do {
+                var ids: [DownloadID] = []
+                for n in 0..<4 {
+                    let request = DownloadRequest(url: URL(string: server.url("/file/w\(n).bin", ["size": "400000", "seed": "\(n + 50)", "rate": "10000"]))!, directory: out)
+                    ids.append(try await a.add(request).id)
+                }
+                try await waitUntil("one running row, three queued", within: .seconds(60)) {
+                    let running = try await Self.rows(cluster, url, state: "running")
+                    let queued = try await Self.rows(cluster, url, state: "queued")
+                    return running == "1" && queued == "3"
+                }
+                for manager in [a, b] {
+                    let service = try Aria2Service(manager: manager, configuration: Aria2Configuration(downloadDirectory: out) { _ in })
+                    let active = Aria2Fixture.gids(try await service.tellActive(RPCParameters([])))
+                    let waiting = Aria2Fixture.gids(try await service.tellWaiting(RPCParameters([0, 10])))
+                    #expect(active.count == 1 && waiting.count == 3, "active \(active), waiting \(waiting)")
+                    #expect(Set(active + waiting) == Set(ids.map(\.description)))
+                    let stat = await service.getGlobalStat()
+                    #expect(stat["numActive"] == "1" && stat["numWaiting"] == "3", "\(stat)")
+                }
                 outcome = .success(())
             } catch {
                 outcome = .failure(error)
@@ -138,5 +185,75 @@ struct FleetClientViewTests {
         #expect(daemons.compactMap { $0["id"]?.stringValue } == ["daemon-a", "daemon-b"])
         #expect(daemons.compactMap { $0["host"]?.stringValue } == ["host-a", "host-b"])
         #expect(try await DashboardFleetMethods(presence: nil).fleet()["daemons"] == .array([]))
+    }
+
+    /// The daemons' own view of each other, as `haul.fleet` answers it.
+    struct FleetAnswer: Decodable {
+        struct Daemon: Decodable { var id: String }
+        var me: String?
+        enum CodingKeys: String, CodingKey { case me = "self", daemons }
+        var daemons: [Daemon]
+    }
+
+    /// Two real daemons on one database: four downloads added through `a` run on whichever
+    /// claims them; each daemon's `tellStopped` (what the dashboard's Stopped tab reads) lists
+    /// all four and its `getGlobalStat` counts them, and `haul.fleet` on `b` lists both
+    /// daemons. Before, a daemon listed only what it ran: the one that ran none, nothing.
+    @Test func twoDaemonsListEveryFinishedDownloadAndEachOther() async throws {
+        let store = try await PostgresCluster.shared().makeDatabase()
+        try await withTestServer { server in
+            let workspace = try DaemonWorkspace()
+            defer { workspace.remove() }
+            let sockets = ["a", "b"].map { workspace.root.appendingPathComponent("\($0).sock").path }
+            let states = ["a", "b"].map { workspace.root.appendingPathComponent("\($0)-state") }
+            let a = try await PostgresDaemonTests.startDaemon(socket: sockets[0], state: states[0], out: workspace.out, store: store)
+            let b: LineProcess
+            do {
+                b = try await PostgresDaemonTests.startDaemon(socket: sockets[1], state: states[1], out: workspace.out, store: store)
+            } catch {
+                a.send(SIGTERM)
+                _ = await a.waitForExit()
+                throw error
+            }
+            let outcome: Result<Void, any Error>
+            do {
+                try await withRPCClient(endpoint: .unixSocket(path: sockets[0])) { onA in
+                    try await withRPCClient(endpoint: .unixSocket(path: sockets[1])) { onB in
+                        var gids: Set<String> = []
+                        for n in 0..<4 {
+                            let url = server.url("/file/d\(n).bin", ["size": "5000", "seed": "\(n + 30)"])
+                            gids.insert(try await onA.call("aria2.addUri", [url], returning: String.self))
+                        }
+                        let clients = [onA, onB]
+                        var listed: [Set<String>] = [[], []]
+                        try await waitUntil("both daemons list the four finished downloads", within: .seconds(60), explaining: { "\(listed)" }) {
+                            for (n, client) in clients.enumerated() {
+                                let entries: [[String: String]] = try await client.call("aria2.tellStopped", 0, 10, ["gid", "status"])
+                                listed[n] = Set(entries.filter { $0["status"] == "complete" }.compactMap { $0["gid"] })
+                            }
+                            return listed.allSatisfy { $0 == gids }
+                        }
+                        for client in clients {
+                            let stat: [String: String] = try await client.call("aria2.getGlobalStat")
+                            #expect(stat["numStopped"] == "4")
+                        }
+                        for client in clients {
+                            let stat: [String: String] = try await client.call("aria2.getGlobalStat")
+                            let waiting: [[String: String]] = try await client.call("aria2.tellWaiting", 0, 10, ["gid"])
+                            #expect(stat["numWaiting"] == "0" && stat["numActive"] == "0" && waiting.isEmpty, "\(stat)")
+                        }
+                        let fleet: FleetAnswer = try await onB.call("haul.fleet")
+                        #expect(fleet.daemons.count == 2)
+                        #expect(fleet.me.map { id in fleet.daemons.contains { $0.id == id } } == true)
+                    }
+                }
+                outcome = .success(())
+            } catch {
+                outcome = .failure(error)
+            }
+            for daemon in [a, b] { daemon.send(SIGTERM) }
+            for daemon in [a, b] { #expect(ChildProcess.exitCode(await daemon.waitForExit()) == 0) }
+            try outcome.get()
+        }
     }
 }

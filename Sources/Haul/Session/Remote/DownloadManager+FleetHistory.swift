@@ -51,18 +51,67 @@ extension DownloadManager {
         return found
     }
 
-    /// The session's queued, running and paused downloads this manager does not hold, by
-    /// state (the rows `downloadsElsewhere` lists, counted by the store): empty unless the
-    /// store is shared, one count when this manager holds every unfinished one.
-    package func unfinishedElsewhereCounts() async -> [DownloadState: Int] {
-        guard let shared = sharedStore, let stored = try? await shared.unfinishedCount(session: session) else { return [:] }
-        var held: [DownloadID] = []
-        records.scan { id, _, state, _, _ in
-            if !state.isTerminal { held.append(id) }
+    /// The downloads aria2's lists show from this manager's memory: outside a fleet every
+    /// record; in a fleet those running here, those in its waiting queue (held, or paused
+    /// there) and those that ended here. A record of a download added here and claimed by
+    /// no one or by another daemon is in none of these: as this manager last saw it, so its
+    /// row is shown instead (`downloadsNotListedHere`).
+    func listedFromMemory() -> Set<DownloadID> {
+        var shown = Set<DownloadID>()
+        guard fleet != nil else {
+            records.scan { id, _, _, _, _ in shown.insert(id) }
+            return shown
         }
-        guard stored > held.count else { return [:] }
-        var all: [DownloadID] = []
-        records.scan { id, _, _, _, _ in all.append(id) }
-        return (try? await shared.unfinishedCounts(session: session, excluding: all)) ?? [:]
+        shown.formUnion(waitingInQueueOrder())
+        records.scan { id, _, state, _, _ in
+            if state == .running || state.isTerminal { shown.insert(id) }
+        }
+        return shown
+    }
+
+    /// The session's unfinished downloads in `states` that aria2's lists do not show from
+    /// this manager's memory (`listedFromMemory()`), in queue position order, from their rows:
+    /// empty unless the store is shared; one count, no rows, when the rows hold no more
+    /// unfinished downloads than the lists show from memory.
+    package func downloadsNotListedHere(inStates states: Set<DownloadState>) async -> [DownloadInfo] {
+        guard let shared = sharedStore, let stored = try? await shared.unfinishedCount(session: session) else { return [] }
+        let shown = listedFromMemory()
+        guard stored > unfinishedCount(of: shown),
+              let rows = try? await shared.unfinished(session: session, inStates: states)
+        else { return [] }
+        return rows.filter { !shown.contains($0.id) }.map(\.storedInfo)
+    }
+
+    /// `stateCounts()` as aria2's lists show the session: on a shared store, the downloads
+    /// shown from memory plus the unfinished rows shown from the store, counted by state in
+    /// the store (finished rows are counted by `finishedElsewhereCount()`).
+    package func stateCountsAsListed() async -> StateCounts {
+        guard let shared = sharedStore else { return stateCounts() }
+        let shown = listedFromMemory()
+        var counts = StateCounts()
+        records.scan { id, _, state, _, progress in
+            guard shown.contains(id) else { return }
+            switch state {
+            case .queued: counts.queued += 1
+            case .running:
+                counts.running += 1
+                counts.bytesPerSecond += progress.bytesPerSecond
+            case .paused: counts.paused += 1
+            case .completed: counts.completed += 1
+            case .failed: counts.failed += 1
+            case .canceled: counts.canceled += 1
+            }
+        }
+        guard let stored = try? await shared.unfinishedCount(session: session), stored > unfinishedCount(of: shown),
+              let elsewhere = try? await shared.unfinishedCounts(session: session, excluding: Array(shown))
+        else { return counts }
+        counts.queued += elsewhere[.queued, default: 0]
+        counts.running += elsewhere[.running, default: 0]
+        counts.paused += elsewhere[.paused, default: 0]
+        return counts
+    }
+
+    private func unfinishedCount(of ids: Set<DownloadID>) -> Int {
+        ids.filter { records[$0]?.machine.publicState.isTerminal == false }.count
     }
 }

@@ -27,7 +27,7 @@ extension Aria2Service {
         let keys = try p.optionalStrings(0, "keys")
         let ids = await manager.downloadIDs(inStates: [.running])
         // In a fleet, the other daemons' running downloads too, as their owners checkpointed them.
-        let infos = await manager.infos(ids) + (await manager.downloadsElsewhere(inStates: [.running]))
+        let infos = await manager.infos(ids) + (await manager.downloadsNotListedHere(inStates: [.running]))
         return await entries(infos, keys: keys)
     }
 
@@ -37,7 +37,7 @@ extension Aria2Service {
         let (offset, num, keys) = try page(p)
         let ids = await manager.waitingInQueueOrder()
         // In a fleet, the downloads other daemons hold follow this daemon's own queue.
-        let elsewhere = await manager.downloadsElsewhere(inStates: [.queued, .paused])
+        let elsewhere = await manager.downloadsNotListedHere(inStates: [.queued, .paused])
         let page = Aria2Pagination.page(count: ids.count + elsewhere.count, offset: offset, num: num)
         let local = Dictionary(uniqueKeysWithValues: await manager.infos(page.filter { $0 < ids.count }.map { ids[$0] }).map { ($0.id, $0) })
         let infos = page.compactMap { $0 < ids.count ? local[ids[$0]] : elsewhere[$0 - ids.count] }
@@ -63,14 +63,13 @@ extension Aria2Service {
     /// fleet's, as `tellActive`, `tellWaiting` and `tellStopped` list it; the speed is this
     /// daemon's own (the store has no speeds).
     func getGlobalStat() async -> JSONValue {
-        let counts = await manager.stateCounts()
-        let elsewhere = await manager.unfinishedElsewhereCounts()
+        let counts = await manager.stateCountsAsListed()
         let stopped = String(counts.completed + counts.failed + counts.canceled + (await manager.finishedElsewhereCount()))
         return [
             "downloadSpeed": .string(String(Int64(counts.bytesPerSecond))),
             "uploadSpeed": "0",
-            "numActive": .string(String(counts.running + elsewhere[.running, default: 0])),
-            "numWaiting": .string(String(counts.queued + counts.paused + elsewhere[.queued, default: 0] + elsewhere[.paused, default: 0])),
+            "numActive": .string(String(counts.running)),
+            "numWaiting": .string(String(counts.queued + counts.paused)),
             "numStopped": .string(stopped),
             "numStoppedTotal": .string(stopped),
         ]
