@@ -36,7 +36,7 @@ extension DownloadManager {
     /// position 0 the oldest of them. One read of the rows from the lowest to the highest
     /// position asked, newest first along the store's partial index.
     package func finishedElsewhere(at positions: [Int], of count: Int) async -> [Int: DownloadInfo] {
-        let wanted = positions.filter { (0..<count).contains($0) }
+        let wanted = Set(positions.filter { (0..<count).contains($0) })
         guard let shared = sharedStore, let first = wanted.min(), let last = wanted.max() else { return [:] }
         // Position p is the (count - 1 - p)th newest.
         let skipping = count - 1 - last
