@@ -63,7 +63,7 @@ extension DownloadManager {
 
     /// Returns after the next write of this manager that stores events, the next change to
     /// the session's outbox `feed` reports after `generation`, `timeout`, or shutdown.
-    private func waitForStoredEvents(timeout: Duration, feed: StoreChangeFeed?, generation: UInt64) async {
+    func waitForStoredEvents(timeout: Duration, feed: StoreChangeFeed?, generation: UInt64) async {
         let key = UUID()
         var observer: Int?
         if let feed {

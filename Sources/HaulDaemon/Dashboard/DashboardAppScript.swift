@@ -22,6 +22,7 @@ Haul.App = class {
     this.details = new Haul.Details(this);
     this.add = new Haul.AddForm(this);
     this.sessions = new Haul.SessionView(this);
+    this.fleet = new Haul.FleetView();
     // Submitting never navigates (the policy forbids form actions): the handler takes it.
     document.getElementById("login-form").addEventListener("submit", (e) => { e.preventDefault(); this.login(); });
     document.getElementById("logout").addEventListener("click", () => this.logout());
@@ -155,6 +156,7 @@ Haul.App = class {
         // never more than a tenth of the time, however long it takes.
         const started = performance.now();
         await this.sessions.refresh(rpc);
+        await this.fleet.refresh(rpc);
         this.sessionsDue = Date.now() + Math.max(2000, 10 * (performance.now() - started));
       }
     } catch (error) {

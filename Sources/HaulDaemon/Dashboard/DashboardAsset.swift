@@ -34,6 +34,7 @@ struct DashboardAsset: Sendable {
         DashboardAsset(path: "/dashboard/details.js", contentType: javaScript, text: DashboardDetailsScript.source),
         DashboardAsset(path: "/dashboard/add.js", contentType: javaScript, text: DashboardAddScript.source),
         DashboardAsset(path: "/dashboard/sessions.js", contentType: javaScript, text: DashboardSessionsScript.source),
+        DashboardAsset(path: "/dashboard/fleet.js", contentType: javaScript, text: DashboardFleetScript.source),
         DashboardAsset(path: "/dashboard/app.js", contentType: javaScript, text: DashboardAppScript.source),
     ]
 }

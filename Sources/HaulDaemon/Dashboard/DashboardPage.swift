@@ -16,6 +16,7 @@ enum DashboardPage {
 <script src="/dashboard/details.js" defer></script>
 <script src="/dashboard/add.js" defer></script>
 <script src="/dashboard/sessions.js" defer></script>
+<script src="/dashboard/fleet.js" defer></script>
 <script src="/dashboard/app.js" defer></script>
 </head>
 <body>
@@ -106,6 +107,14 @@ enum DashboardPage {
       <button type="button" id="details-limit-set">Set</button>
       <span id="details-result" class="note"></span>
     </div>
+  </section>
+
+  <section class="panel" id="fleet" hidden>
+    <h2>Daemons of the fleet <span class="note">(one PostgreSQL store: the lists above are the fleet's)</span></h2>
+    <table class="grid">
+      <thead><tr><th>Daemon</th><th>Host</th><th>PID</th><th>Started</th><th>Last seen</th></tr></thead>
+      <tbody id="fleet-rows"></tbody>
+    </table>
   </section>
 
   <section class="panel" id="sessions">

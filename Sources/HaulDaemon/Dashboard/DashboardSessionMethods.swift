@@ -36,16 +36,18 @@ struct DashboardSessionMethods: Sendable {
         let manager = try await openManager(session)
         var answer: [JSONValue] = []
         for name in Set(names).sorted() {
-            guard let summary = try? await manager.summary(ofGroup: name), let progress = try? await manager.progress(ofGroup: name) else { continue }
+            // In a fleet, the members' rows with this daemon's own view of those it holds.
+            guard let members = try? await manager.membersInFleet(ofGroup: name) else { continue }
+            let count = { (state: DownloadState) in Int64(members.filter { $0.state == state }.count) }
             answer.append(.object([
                 "name": .string(name),
-                "total": .integer(Int64(summary.results.count + summary.unfinished.count)),
-                "completed": .integer(Int64(summary.completed.count)),
-                "failed": .integer(Int64(summary.failed.count)),
-                "canceled": .integer(Int64(summary.canceled.count)),
-                "completedBytes": .integer(progress.completedBytes),
-                "expectedBytes": .integer(progress.expectedBytes ?? 0),
-                "bytesPerSecond": .integer(Int64(progress.bytesPerSecond)),
+                "total": .integer(Int64(members.count)),
+                "completed": .integer(count(.completed)),
+                "failed": .integer(count(.failed)),
+                "canceled": .integer(count(.canceled)),
+                "completedBytes": .integer(members.reduce(0) { $0 + $1.progress.completedBytes }),
+                "expectedBytes": .integer(members.reduce(0) { $0 + ($1.progress.expectedBytes ?? 0) }),
+                "bytesPerSecond": .integer(Int64(members.reduce(0) { $0 + $1.progress.bytesPerSecond })),
             ]))
         }
         return .array(answer)

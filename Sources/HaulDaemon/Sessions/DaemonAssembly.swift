@@ -102,6 +102,7 @@ package enum DaemonAssembly {
         aria2.register(in: &methods)
         HaulSessionMethods(host: host, confinement: confinement).register(in: &methods)
         DashboardSessionMethods(host: host).register(in: &methods)
+        DashboardFleetMethods(presence: presence).register(in: &methods)
 
         let secretValue: String
         if let configured = context.configuration.rpcSecret {

@@ -25,11 +25,12 @@ extension HaulSessionMethods {
             let group = try p.string(1, "group")
             let known = try p.optionalInteger(2, "knownFinished") ?? -1
             let wait = try waitDuration(p, at: 3)
-            _ = try await manager.waitForGroupChange(group, knownFinished: known, timeout: wait)
-            return try Self.json(RemoteGroupSummary(name: group, members: try await manager.members(ofGroup: group)))
+            // In a fleet, woken by the store when a member ends on another daemon.
+            let members = try await manager.waitForMembersInFleet(ofGroup: group, knownFinished: known, timeout: wait)
+            return try Self.json(RemoteGroupSummary(name: group, members: members))
         case "haul.groupMembers":
             let group = try p.string(1, "group")
-            return try Self.json(try await manager.members(ofGroup: group).map(RemoteDownload.init))
+            return try Self.json(try await manager.membersInFleet(ofGroup: group).map(RemoteDownload.init))
         default:
             throw JSONRPCError.methodNotFound(name)
         }

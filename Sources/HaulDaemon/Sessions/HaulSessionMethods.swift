@@ -106,7 +106,7 @@ struct HaulSessionMethods: Sendable {
             return "OK"
         case "haul.group":
             let name = try p.string(1, "group")
-            return try Self.json(RemoteGroupSummary(name: name, members: try await manager.members(ofGroup: name)))
+            return try Self.json(RemoteGroupSummary(name: name, members: try await manager.membersInFleet(ofGroup: name)))
         case "haul.wait", "haul.waitGroup", "haul.groupMembers":
             return try await waitingCall(name, p, manager)
         case "haul.events":

@@ -27,7 +27,7 @@ extension Aria2Service {
         let keys = try p.optionalStrings(0, "keys")
         let ids = await manager.downloadIDs(inStates: [.running])
         // In a fleet, the other daemons' running downloads too, as their owners checkpointed them.
-        let infos = await manager.infos(ids) + (await manager.downloadsElsewhere(inStates: [.running]))
+        let infos = await manager.infos(ids) + (await manager.downloadsNotListedHere(inStates: [.running]))
         return await entries(infos, keys: keys)
     }
 
@@ -37,25 +37,34 @@ extension Aria2Service {
         let (offset, num, keys) = try page(p)
         let ids = await manager.waitingInQueueOrder()
         // In a fleet, the downloads other daemons hold follow this daemon's own queue.
-        let elsewhere = await manager.downloadsElsewhere(inStates: [.queued, .paused])
+        let elsewhere = await manager.downloadsNotListedHere(inStates: [.queued, .paused])
         let page = Aria2Pagination.page(count: ids.count + elsewhere.count, offset: offset, num: num)
         let local = Dictionary(uniqueKeysWithValues: await manager.infos(page.filter { $0 < ids.count }.map { ids[$0] }).map { ($0.id, $0) })
         let infos = page.compactMap { $0 < ids.count ? local[ids[$0]] : elsewhere[$0 - ids.count] }
         return await entries(infos, keys: keys)
     }
 
-    /// `tellStopped(offset, num[, keys])`: completed, failed and removed downloads.
+    /// `tellStopped(offset, num[, keys])`: completed, failed and removed downloads, in the
+    /// order they were added. In a fleet, this daemon's own are followed by those other
+    /// daemons ended (the newest of them, as many as `--max-download-result`), read a page at
+    /// a time from the store.
     func tellStopped(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let (offset, num, keys) = try page(p)
         let ids = await manager.downloadIDs(inStates: [.completed, .failed, .canceled])
-        let page = Aria2Pagination.page(count: ids.count, offset: offset, num: num).map { ids[$0] }
-        return await entries(await manager.infos(page), keys: keys)
+        let elsewhereCount = await manager.finishedElsewhereCount()
+        let page = Aria2Pagination.page(count: ids.count + elsewhereCount, offset: offset, num: num)
+        let local = Dictionary(uniqueKeysWithValues: await manager.infos(page.filter { $0 < ids.count }.map { ids[$0] }).map { ($0.id, $0) })
+        let elsewhere = await manager.finishedElsewhere(at: page.filter { $0 >= ids.count }.map { $0 - ids.count }, of: elsewhereCount)
+        let infos = page.compactMap { $0 < ids.count ? local[ids[$0]] : elsewhere[$0 - ids.count] }
+        return await entries(infos, keys: keys)
     }
 
-    /// `getGlobalStat()`: speeds and counts, as strings.
+    /// `getGlobalStat()`: speeds and counts, as strings. In a fleet the counts are the
+    /// fleet's, as `tellActive`, `tellWaiting` and `tellStopped` list it; the speed is this
+    /// daemon's own (the store has no speeds).
     func getGlobalStat() async -> JSONValue {
-        let counts = await manager.stateCounts()
-        let stopped = String(counts.completed + counts.failed + counts.canceled)
+        let counts = await manager.stateCountsAsListed()
+        let stopped = String(counts.completed + counts.failed + counts.canceled + (await manager.finishedElsewhereCount()))
         return [
             "downloadSpeed": .string(String(Int64(counts.bytesPerSecond))),
             "uploadSpeed": "0",
