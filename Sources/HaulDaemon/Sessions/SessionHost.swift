@@ -107,10 +107,10 @@ package actor SessionHost {
     package func fleetWake(session: String? = nil) {
         guard configuration.manager.fleet != nil, !isShutDown else { return }
         if let session {
-            if let manager = managers[session] { return manager.fleetWake() }
+            if let manager = managers[session] { return manager.fleetNotified() }
             Task { _ = await self.openNewSessions() }
         } else {
-            for manager in managers.values { manager.fleetWake() }
+            for manager in managers.values { manager.fleetNotified() }
         }
     }
 
