@@ -10,6 +10,44 @@ import Testing
 /// a few seconds came through the `haul_queue` notification, not a renewal).
 @Suite("Fleet control", .timeLimit(.minutes(5)))
 struct FleetControlTests {
+    /// The members a test started, shut down when it ends, failed or not (a manager released
+    /// without its shutdown stops the test process).
+    actor Members {
+        private var started: [DownloadManager] = []
+
+        func start(_ fixture: LeaseFixture) async throws -> DownloadManager {
+            let member = try await FleetPlacementTests.member(fixture)
+            started.append(member)
+            return member
+        }
+
+        func shutdown() async {
+            for member in started { await member.shutdown() }
+            started = []
+        }
+    }
+
+    /// Runs `body` with a test server, an output directory and `Members`, shutting the members
+    /// down however it ends.
+    static func withFleet(
+        _ body: (LeaseFixture, TestServer, URL, Members) async throws -> Void
+    ) async throws {
+        let fixture = try await LeaseFixture.make(SessionSettings())
+        try await withTestServer { server in
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let out = try temporary.subdirectory("out")
+            let members = Members()
+            do {
+                try await body(fixture, server, out, members)
+            } catch {
+                await members.shutdown()
+                throw error
+            }
+            await members.shutdown()
+        }
+    }
+
     /// What `SessionHost` does for a daemon: each `haul_queue` notification reaches the manager.
     static func forwardingNotifications(to manager: DownloadManager) -> Task<Void, Never>? {
         guard let changes = manager.storeChanges else { return nil }
@@ -41,9 +79,9 @@ struct FleetControlTests {
 
     /// A slow download running on `a` (its first response throttled; a resumed one is not).
     static func runningOnA(
-        _ fixture: LeaseFixture, _ server: TestServer, _ out: URL, key: String, size: Int
+        _ fixture: LeaseFixture, _ server: TestServer, _ out: URL, _ members: Members, key: String, size: Int
     ) async throws -> (a: DownloadManager, id: DownloadID, request: DownloadRequest) {
-        let a = try await FleetPlacementTests.member(fixture)
+        let a = try await members.start(fixture)
         let request = Support.request(
             server, "/file/\(key).bin", ["size": "\(size)", "seed": "7", "rate": "40000", "rateStart": "0", "key": key],
             in: out, name: "\(key).bin")
@@ -61,16 +99,12 @@ struct FleetControlTests {
     /// paused with its bytes and no lease); B resumes it, and it completes once, continued
     /// from its bytes, with the right contents.
     @Test func aPauseThroughAnotherDaemonStopsItsOwnerAndAResumeFinishesIt() async throws {
-        let fixture = try await LeaseFixture.make(SessionSettings())
-        try await withTestServer { server in
-            let temporary = try TemporaryDirectory()
-            defer { temporary.remove() }
-            let out = try temporary.subdirectory("out")
+        try await Self.withFleet { fixture, server, out, members in
             let size = 400_000
-            let (a, id, _) = try await Self.runningOnA(fixture, server, out, key: "ctl-pause", size: size)
+            let (a, id, _) = try await Self.runningOnA(fixture, server, out, members, key: "ctl-pause", size: size)
             let watch = Self.forwardingNotifications(to: a)
             defer { watch?.cancel() }
-            let b = try await FleetPlacementTests.member(fixture)
+            let b = try await members.start(fixture)
             let asked = ContinuousClock.now
             try await b.pause(id)
             try await waitUntil("the owner paused it", within: .seconds(8), explaining: { (try? await Self.row(fixture, id)) ?? "?" }) {
@@ -96,29 +130,26 @@ struct FleetControlTests {
             #expect(requests.count >= 2)
             #expect(requests.last?.headers.contains { $0.0.lowercased() == "range" } == true, "the resumed request asked for a range")
             #expect(Support.leftovers(out).isEmpty)
-            await b.shutdown()
-            await a.shutdown()
         }
     }
 
     /// B cancels a download A runs: A stops it, the row is canceled, no file is placed and the
     /// part file is gone.
     @Test func aCancelThroughAnotherDaemonStopsItsOwnerAndRemovesThePart() async throws {
-        let fixture = try await LeaseFixture.make(SessionSettings())
-        try await withTestServer { server in
-            let temporary = try TemporaryDirectory()
-            defer { temporary.remove() }
-            let out = try temporary.subdirectory("out")
-            let (a, id, _) = try await Self.runningOnA(fixture, server, out, key: "ctl-cancel", size: 400_000)
+        try await Self.withFleet { fixture, server, out, members in
+            let (a, id, _) = try await Self.runningOnA(fixture, server, out, members, key: "ctl-cancel", size: 400_000)
             let watch = Self.forwardingNotifications(to: a)
             defer { watch?.cancel() }
-            let b = try await FleetPlacementTests.member(fixture)
+            let b = try await members.start(fixture)
+            let asked = ContinuousClock.now
             try await b.cancel(id)
             try await waitUntil("the owner canceled it", within: .seconds(8), explaining: { (try? await Self.row(fixture, id)) ?? "?" }) {
                 let canceled = try await Self.row(fixture, id).hasPrefix("canceled|-|-|")
                 let stopped = await a.snapshot(id)?.state == .canceled
                 return canceled && stopped
             }
+            let stoppedAfter = ContinuousClock.now - asked
+            #expect(stoppedAfter < .seconds(8), "stopped \(stoppedAfter) after the cancel")
             #expect(try await Self.events(fixture, .canceled, of: id) == 1)
             #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent("ctl-cancel.bin").path))
             #expect(Support.leftovers(out).isEmpty, "left: \(Support.leftovers(out))")
@@ -126,8 +157,6 @@ struct FleetControlTests {
             let ends = try await fixture.store.events(session: fixture.session, after: 0, limit: 1_000)
                 .filter { $0.kind == .groupCompleted && $0.group == "ctl-cancel" }
             #expect(ends.count == 1)
-            await b.shutdown()
-            await a.shutdown()
         }
     }
 
@@ -135,16 +164,19 @@ struct FleetControlTests {
     /// is canceled. Its end runs the same group check as a fenced completion: the group
     /// completes once, with its members by outcome.
     @Test func aCancelOfTheLastMemberNobodyHoldsCompletesTheGroup() async throws {
-        let fixture = try await LeaseFixture.make(SessionSettings())
-        try await withTestServer { server in
-            let temporary = try TemporaryDirectory()
-            defer { temporary.remove() }
-            let out = try temporary.subdirectory("out")
-            let a = try await FleetPlacementTests.member(fixture)
+        try await Self.withFleet { fixture, server, out, members in
+            let a = try await members.start(fixture)
             let fast = Support.request(server, "/file/fast.bin", ["size": "2000", "seed": "3"], in: out, name: "fast.bin")
             let slow = Support.request(
                 server, "/file/slow.bin", ["size": "400000", "seed": "4", "rate": "20000"], in: out, name: "slow.bin")
             let ids = try await a.addMembers([fast, slow], toGroup: "g")
+            // Paused while running here: its end gives the lease back, and nobody holds it.
+            let owner = try #require(a.fleetOwner)
+            try await waitUntil("the slow member running on a", within: .seconds(30)) {
+                let stored = try await Self.lease(fixture, ids[1])
+                let received = await a.snapshot(ids[1])?.progress.completedBytes ?? 0
+                return stored == "running|\(owner)" && received > 0
+            }
             try await a.pause(ids[1])
             try await waitUntil("one member completed, the other paused and unleased", within: .seconds(30)) {
                 let done = try await Self.lease(fixture, ids[0]).hasPrefix("completed|-")
@@ -167,7 +199,6 @@ struct FleetControlTests {
             #expect(ends.first?.canceled == [ids[1]])
             #expect(try await Self.lease(fixture, ids[1]).hasPrefix("canceled|-"))
             #expect(Support.leftovers(out).isEmpty, "left: \(Support.leftovers(out))")
-            await a.shutdown()
         }
     }
 
@@ -175,11 +206,7 @@ struct FleetControlTests {
     /// with the request, under an expired lease. The next claimer carries the pause out
     /// instead of running the download: nothing is fetched, the row ends paused and unleased.
     @Test func aPauseItsKilledOwnerDidNotCarryOutIsCarriedOutByTheClaimer() async throws {
-        let fixture = try await LeaseFixture.make(SessionSettings())
-        try await withTestServer { server in
-            let temporary = try TemporaryDirectory()
-            defer { temporary.remove() }
-            let out = try temporary.subdirectory("out")
+        try await Self.withFleet { fixture, server, out, members in
             let request = Support.request(server, "/file/left.bin", ["size": "5000", "seed": "9", "key": "ctl-killed"], in: out, name: "left.bin")
             var row = StoreTests.minimal(1, session: fixture.session, group: "k")
             row.kept = KeptRequest(request)
@@ -191,13 +218,12 @@ struct FleetControlTests {
                 UPDATE haul.download SET leaseOwner = 'killed', leaseUntil = now() - interval '1 second', leaseEpoch = 1,
                     controlRequest = 'pause' WHERE id = \(Int64(bitPattern: row.id.rawValue))
                 """)
-            let a = try await FleetPlacementTests.member(fixture)
+            let a = try await members.start(fixture)
             try await waitUntil("the claimer paused it", within: .seconds(20), explaining: { (try? await Self.row(fixture, row.id)) ?? "?" }) {
                 try await Self.row(fixture, row.id).hasPrefix("paused|-|-|")
             }
             #expect(server.requests(forKey: "ctl-killed").isEmpty, "the claimer fetched the paused download")
             #expect(await a.snapshot(row.id)?.state == .paused)
-            await a.shutdown()
         }
     }
 }
