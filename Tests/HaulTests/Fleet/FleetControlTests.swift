@@ -160,6 +160,26 @@ struct FleetControlTests {
         }
     }
 
+    /// aria2's `pauseAll` through B pauses what A runs, and B writes nothing over A's row.
+    @Test func aPauseAllThroughAnotherDaemonPausesWhatItsOwnerRuns() async throws {
+        try await Self.withFleet { fixture, server, out, members in
+            let (a, id, _) = try await Self.runningOnA(fixture, server, out, members, key: "ctl-all", size: 400_000)
+            let watch = Self.forwardingNotifications(to: a)
+            defer { watch?.cancel() }
+            let b = try await members.start(fixture)
+            let asked = ContinuousClock.now
+            await b.pauseAll()
+            try await waitUntil("the owner paused it", within: .seconds(8), explaining: { (try? await Self.row(fixture, id)) ?? "?" }) {
+                let paused = try await Self.row(fixture, id).hasPrefix("paused|-|-|")
+                let stopped = await a.snapshot(id)?.state == .paused
+                return paused && stopped
+            }
+            let stoppedAfter = ContinuousClock.now - asked
+            #expect(stoppedAfter < .seconds(8), "stopped \(stoppedAfter) after pauseAll")
+            #expect(server.bytesSent(forKey: "ctl-all") < 400_000)
+        }
+    }
+
     /// docs/fleet.md gap 1: the last unfinished member of a group, paused (so nobody holds it),
     /// is canceled. Its end runs the same group check as a fenced completion: the group
     /// completes once, with its members by outcome.

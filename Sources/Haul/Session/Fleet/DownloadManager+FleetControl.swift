@@ -31,7 +31,7 @@ extension DownloadManager {
     /// A client's control of a download this fleet member does not hold. Returns once it is
     /// carried out here, or once its owner carried it out (or after a lease's duration, when
     /// the owner has not: the request stays recorded for it, or for whoever takes it over).
-    func controlThroughFleet(_ control: FleetControl, _ id: DownloadID) async throws(HaulError) {
+    func controlThroughFleet(_ control: FleetControl, _ id: DownloadID, waitingForOwner: Bool = true) async throws(HaulError) {
         guard let fleet else { return }
         let outcome = try await fleet.leasing.control(
             control, of: id, session: session, for: fleet.membership.owner, leaseFor: fleet.membership.leaseDuration)
@@ -43,11 +43,21 @@ extension DownloadManager {
         case .refused(let error):
             throw error
         case .recorded(.request):
-            await waitForOwner(of: id, toCarryOut: control)
+            if waitingForOwner { await waitForOwner(of: id, toCarryOut: control) }
         case .recorded:
             break
         case .leased(let lease):
             try await carryOutUnderControlLease(control, lease)
+        }
+    }
+
+    /// `pauseAll` for the downloads of the session this fleet member does not hold: each
+    /// paused here (nobody held it) or asked of its owner, without waiting for the owners.
+    func pauseThroughFleet(_ ids: [DownloadID]) async {
+        for id in ids {
+            do throws(HaulError) { try await controlThroughFleet(.pause, id, waitingForOwner: false) } catch {
+                if error.code != .invalidState { log(.warning, "pausing failed: \(error.message)", id, error: error) }
+            }
         }
     }
 
