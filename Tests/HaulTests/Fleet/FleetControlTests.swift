@@ -30,9 +30,9 @@ struct FleetControlTests {
     /// Runs `body` with a test server, an output directory and `Members`, shutting the members
     /// down however it ends.
     static func withFleet(
-        _ body: (LeaseFixture, TestServer, URL, Members) async throws -> Void
+        _ settings: SessionSettings = SessionSettings(), _ body: (LeaseFixture, TestServer, URL, Members) async throws -> Void
     ) async throws {
-        let fixture = try await LeaseFixture.make(SessionSettings())
+        let fixture = try await LeaseFixture.make(settings)
         try await withTestServer { server in
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
@@ -219,6 +219,33 @@ struct FleetControlTests {
             #expect(ends.first?.canceled == [ids[1]])
             #expect(try await Self.lease(fixture, ids[1]).hasPrefix("canceled|-"))
             #expect(Support.leftovers(out).isEmpty, "left: \(Support.leftovers(out))")
+        }
+    }
+
+    /// A queued download nobody holds (the session's one slot is another daemon's), paused
+    /// through B: B takes it for the pause alone and gives it back paused, with its event;
+    /// nothing is fetched. Resumed through B, it is queued again and unleased, for any claimer.
+    @Test func aQueuedDownloadNobodyHoldsIsPausedAndResumedByTheDaemonAsked() async throws {
+        try await Self.withFleet(SessionSettings(maxConcurrentDownloads: 1)) { fixture, server, out, members in
+            let request = Support.request(server, "/file/queued.bin", ["size": "5000", "seed": "2", "key": "ctl-queued"], in: out, name: "queued.bin")
+            var busy = StoreTests.minimal(1, session: fixture.session)
+            busy.state = .running
+            var queued = StoreTests.minimal(2, session: fixture.session)
+            queued.kept = KeptRequest(request)
+            queued.partKey = PartKey(for: request).description
+            try await fixture.store.save([busy, queued])
+            _ = try await fixture.sql("""
+                UPDATE haul.download SET leaseOwner = 'elsewhere', leaseUntil = now() + interval '1 hour', leaseEpoch = 1
+                WHERE id = \(Int64(bitPattern: busy.id.rawValue))
+                """)
+            let b = try await members.start(fixture)
+            try await b.pause(queued.id)
+            #expect(try await Self.row(fixture, queued.id) == "paused|-|-|0")
+            #expect(await b.snapshot(queued.id)?.state == .paused)
+            #expect(try await Self.events(fixture, .paused, of: queued.id) == 1)
+            try await b.resumeThroughFleet(queued.id)
+            #expect(try await Self.row(fixture, queued.id) == "queued|-|-|0")
+            #expect(server.requests(forKey: "ctl-queued").isEmpty)
         }
     }
 
