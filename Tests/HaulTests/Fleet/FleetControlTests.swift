@@ -48,10 +48,10 @@ struct FleetControlTests {
         }
     }
 
-    /// What `SessionHost` does for a daemon: each `haul_queue` notification reaches the manager.
+    /// What `SessionHost` does for a daemon: each `haul_control` notification reaches the manager.
     static func forwardingNotifications(to manager: DownloadManager) -> Task<Void, Never>? {
         guard let changes = manager.storeChanges else { return nil }
-        let stream = changes.queueChanges()
+        let stream = changes.controlRequests()
         return Task {
             for await _ in stream { manager.fleetNotified() }
         }

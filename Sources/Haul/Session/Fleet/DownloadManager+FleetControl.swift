@@ -7,7 +7,7 @@ import Foundation
 /// through the store (`DownloadLeasing.control`), which decides from the row, locked:
 ///
 /// - held by another daemon under a live lease: the pause or cancel is recorded on the row
-///   (`controlRequest`) and the owner is woken (`haul_queue`); the owner finds it (at once
+///   (`controlRequest`) and the owner is woken (`haul_control`); the owner finds it (at once
 ///   through `fleetNotified`, else with its next renewal) and stops the transfer as a local
 ///   pause or cancel would. Its fenced end clears the request. A download placing its verified
 ///   file is left to its completion, which wins: a placed file is never reported paused.
@@ -132,9 +132,9 @@ extension DownloadManager {
         }
     }
 
-    /// Called for each `haul_queue` notification (`SessionHost`): another daemon may have asked
-    /// this one to pause or cancel a download it runs, so the claim loop reads the requests
-    /// before it claims. Does nothing outside a fleet.
+    /// Called for each `haul_control` notification (`SessionHost`): another daemon may have
+    /// asked this one to pause or cancel a download it runs, so the claim loop reads the
+    /// requests (one statement) before it claims. Does nothing outside a fleet.
     package nonisolated func fleetNotified() {
         guard fleetWakes != nil else { return }
         Task { await self.controlsMayBePending() }

@@ -22,7 +22,7 @@ struct FleetState {
     var completedGroups: [DownloadID: String] = [:]
     /// Downloads this daemon took over from a daemon that stopped renewing.
     var takeovers = 0
-    /// A `haul_queue` notification came: the claim loop first reads the pauses and cancels
+    /// A `haul_control` notification came: the claim loop first reads the pauses and cancels
     /// other daemons' clients asked of downloads held here (`DownloadManager+FleetControl`).
     var controlsDue = false
 

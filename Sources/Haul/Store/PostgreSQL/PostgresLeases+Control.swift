@@ -31,10 +31,12 @@ extension PostgresLeases {
         case .nothing:
             return .recorded(plan)
         case .request(let asked):
-            // The owner learns of it at its next renewal; the notification wakes it now
-            // (`DownloadManager.fleetNotified`).
-            try await connection.run("UPDATE haul.download SET controlRequest = \(asked.rawValue) WHERE id = \(key)")
-            try await connection.run("SELECT pg_notify(\(PostgresListener.queueChannel), \(session))")
+            // The owner learns of it at its next renewal; the notification (delivered at commit)
+            // makes it read the requests now (`DownloadManager.fleetNotified`).
+            try await connection.run("""
+                UPDATE haul.download SET controlRequest = \(asked.rawValue) WHERE id = \(key)
+                RETURNING pg_notify(\(PostgresListener.controlChannel), session)
+                """)
             return .recorded(plan)
         case .withdraw:
             try await connection.run("UPDATE haul.download SET controlRequest = NULL WHERE id = \(key)")
