@@ -81,8 +81,8 @@ final class PostgresListener: Sendable {
         }
     }
 
-    /// Listens on both channels until the connection fails or the task is canceled; true when
-    /// it got as far as listening on both.
+    /// Listens on the three channels until the connection fails or the task is canceled; true
+    /// when it got as far as listening on all of them.
     private static func listen(on connection: PostgresConnection, feed: StoreChangeFeed, state: NIOLockedValueBox<State>) async -> Bool {
         let process = try? await connection.one("SELECT pg_backend_pid()", as: Int32.self)
         let registered = NIOLockedValueBox(0)
