@@ -38,7 +38,7 @@ struct FleetControlDaemonTests {
             let out = workspace.out
             let requests = ["d-pause", "d-cancel"].map { key in
                 DownloadRequest(
-                    url: URL(string: server.url("/file/\(key).bin", ["size": "400000", "seed": "5", "rate": "40000", "rateStart": "0", "key": key]))!,
+                    url: URL(string: server.url("/file/\(key).bin", ["size": "4000000", "seed": "5", "rate": "40000", "rateStart": "0", "key": key]))!,
                     directory: out, fileName: "\(key).bin")
             }
             let a = try await Self.startDaemon(
@@ -78,11 +78,11 @@ struct FleetControlDaemonTests {
                 try await onB.pause(ids[0])
                 try await waitUntil("paused by its owner", within: .seconds(8)) { try await row(ids[0]) == "paused|-" }
                 #expect(ContinuousClock.now - asked < .seconds(8))
-                #expect(server.bytesSent(forKey: "d-pause") < 400_000)
+                #expect(server.bytesSent(forKey: "d-pause") < 4_000_000)
                 try await onB.resume(ids[0])
                 try await waitUntil("completed after the resume", within: .seconds(60)) { try await row(ids[0]) == "completed|-" }
                 let placed = FileManager.default.contents(atPath: out.appendingPathComponent("d-pause.bin").path).map(Array.init)
-                #expect(placed == TestContent.bytes(seed: 5, size: 400_000))
+                #expect(placed == TestContent.bytes(seed: 5, size: 4_000_000))
 
                 asked = ContinuousClock.now
                 try await onB.cancel(ids[1])

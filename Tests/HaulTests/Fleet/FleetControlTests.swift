@@ -77,7 +77,8 @@ struct FleetControlTests {
             .filter { $0.kind == kind && $0.download == id }.count
     }
 
-    /// A slow download running on `a` (its first response throttled; a resumed one is not).
+    /// A slow download running on `a` (its first response throttled to 40 kB/s, so it runs for
+    /// minutes even on a loaded machine; a resumed one is not throttled).
     static func runningOnA(
         _ fixture: LeaseFixture, _ server: TestServer, _ out: URL, _ members: Members, key: String, size: Int
     ) async throws -> (a: DownloadManager, id: DownloadID, request: DownloadRequest) {
@@ -100,7 +101,7 @@ struct FleetControlTests {
     /// from its bytes, with the right contents.
     @Test func aPauseThroughAnotherDaemonStopsItsOwnerAndAResumeFinishesIt() async throws {
         try await Self.withFleet { fixture, server, out, members in
-            let size = 400_000
+            let size = 4_000_000
             let (a, id, _) = try await Self.runningOnA(fixture, server, out, members, key: "ctl-pause", size: size)
             let watch = Self.forwardingNotifications(to: a)
             defer { watch?.cancel() }
@@ -137,7 +138,7 @@ struct FleetControlTests {
     /// part file is gone.
     @Test func aCancelThroughAnotherDaemonStopsItsOwnerAndRemovesThePart() async throws {
         try await Self.withFleet { fixture, server, out, members in
-            let (a, id, _) = try await Self.runningOnA(fixture, server, out, members, key: "ctl-cancel", size: 400_000)
+            let (a, id, _) = try await Self.runningOnA(fixture, server, out, members, key: "ctl-cancel", size: 4_000_000)
             let watch = Self.forwardingNotifications(to: a)
             defer { watch?.cancel() }
             let b = try await members.start(fixture)
@@ -163,7 +164,7 @@ struct FleetControlTests {
     /// aria2's `pauseAll` through B pauses what A runs, and B writes nothing over A's row.
     @Test func aPauseAllThroughAnotherDaemonPausesWhatItsOwnerRuns() async throws {
         try await Self.withFleet { fixture, server, out, members in
-            let (a, id, _) = try await Self.runningOnA(fixture, server, out, members, key: "ctl-all", size: 400_000)
+            let (a, id, _) = try await Self.runningOnA(fixture, server, out, members, key: "ctl-all", size: 4_000_000)
             let watch = Self.forwardingNotifications(to: a)
             defer { watch?.cancel() }
             let b = try await members.start(fixture)
@@ -176,7 +177,7 @@ struct FleetControlTests {
             }
             let stoppedAfter = ContinuousClock.now - asked
             #expect(stoppedAfter < .seconds(8), "stopped \(stoppedAfter) after pauseAll")
-            #expect(server.bytesSent(forKey: "ctl-all") < 400_000)
+            #expect(server.bytesSent(forKey: "ctl-all") < 4_000_000)
         }
     }
 
@@ -188,7 +189,7 @@ struct FleetControlTests {
             let a = try await members.start(fixture)
             let fast = Support.request(server, "/file/fast.bin", ["size": "2000", "seed": "3"], in: out, name: "fast.bin")
             let slow = Support.request(
-                server, "/file/slow.bin", ["size": "400000", "seed": "4", "rate": "20000"], in: out, name: "slow.bin")
+                server, "/file/slow.bin", ["size": "4000000", "seed": "4", "rate": "20000"], in: out, name: "slow.bin")
             let ids = try await a.addMembers([fast, slow], toGroup: "g")
             // Paused while running here: its end gives the lease back, and nobody holds it.
             let owner = try #require(a.fleetOwner)
