@@ -110,10 +110,16 @@ extension DownloadManager {
     /// Stops (if needed) and forgets a download, deleting its part file; with `deletingFile`,
     /// a completed download's file is deleted too, if it is still the file Haul placed.
     public func remove(_ id: DownloadID, deletingFile: Bool = false) async throws(HaulError) {
+        if !controlsLocally(id), records[id]?.machine.publicState.isTerminal != true {
+            return try await removeThroughFleet(id)
+        }
         guard let record = records[id] else { throw unknown(id) }
         switch record.machine.publicState {
         case .queued, .running, .paused, .failed:
             try await cancel(id)
+            // In a fleet the cancel's fenced end checks the download's group: written before
+            // the row goes, so a group whose last member this was completes.
+            if fleet != nil { _ = await flushDirty() }
         case .completed:
             if deletingFile, let path = record.details.fileURL?.path, Self.placedFileIsIntact(record) {
                 try SystemCalls.removeFile(path)
@@ -121,6 +127,17 @@ extension DownloadManager {
         case .canceled:
             break
         }
+        forget(id)
+        try await store.delete([id])
+    }
+
+    /// `remove` of a download a fleet member does not hold: canceled through the fleet (here,
+    /// with its group's check, when nobody holds it; by its owner otherwise), then forgotten.
+    private func removeThroughFleet(_ id: DownloadID) async throws(HaulError) {
+        // The row's state, not this daemon's older view of it (another daemon may have run it).
+        let stored = try? await store.load(id)
+        guard let state = stored?.session == session ? stored?.state : records[id]?.machine.publicState else { throw unknown(id) }
+        if !state.isTerminal { try await controlThroughFleet(.cancel, id) }
         forget(id)
         try await store.delete([id])
     }

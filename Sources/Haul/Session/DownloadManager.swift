@@ -263,6 +263,7 @@ public actor DownloadManager: SessionBackend {
     /// Stops a download, keeping its bytes and resume state; returns once it has stopped.
     /// Throws `.unknownDownload`, or `.invalidState` for a download that has finished.
     public func pause(_ id: DownloadID) async throws(HaulError) {
+        guard controlsLocally(id) else { return try await controlThroughFleet(.pause, id) }
         try await request(id) { $0.pause() }
     }
 
@@ -270,6 +271,30 @@ public actor DownloadManager: SessionBackend {
     /// rules allow. Throws `.unknownDownload`, or `.invalidState` for one that is not paused or
     /// failed.
     public func resume(_ id: DownloadID) throws(HaulError) {
+        guard controlsLocally(id) else {
+            // A fleet member that does not hold it: through the store, which this synchronous
+            // call cannot wait for (the daemon calls `resumeThroughFleet`, which does).
+            Task { [weak self] in
+                guard let self else { return }
+                do throws(HaulError) { try await self.controlThroughFleet(.resume, id) } catch {
+                    await self.log(.warning, "resuming failed: \(error.message)", id, error: error)
+                }
+            }
+            return
+        }
+        try resumeHere(id)
+    }
+
+    /// `resume(_:)` for a fleet member: a download another daemon holds, or nobody does, is
+    /// resumed through the store (queued again there, for any daemon to claim), and errors
+    /// (`.unknownDownload`, `.invalidState`) are thrown as for a download held here.
+    package func resumeThroughFleet(_ id: DownloadID) async throws(HaulError) {
+        guard controlsLocally(id) else { return try await controlThroughFleet(.resume, id) }
+        try resumeHere(id)
+    }
+
+    /// `resume(_:)` of a download this daemon acts on itself.
+    func resumeHere(_ id: DownloadID) throws(HaulError) {
         guard var record = records[id] else { throw unknown(id) }
         let action = record.machine.resume()
         records[id] = record
@@ -280,6 +305,7 @@ public actor DownloadManager: SessionBackend {
     /// Stops a download for good and deletes its part file; returns once it has stopped.
     /// Throws `.unknownDownload`, or `.invalidState` for a download that has finished.
     public func cancel(_ id: DownloadID) async throws(HaulError) {
+        guard controlsLocally(id) else { return try await controlThroughFleet(.cancel, id) }
         try await request(id) { $0.cancel() }
     }
 

@@ -25,6 +25,7 @@ package final class StoreChangeFeed: Sendable {
         var nextObserver = 0
         var observers: [Int: (session: String, wake: @Sendable () -> Void)] = [:]
         var queueContinuations: [Int: AsyncStream<QueueChange>.Continuation] = [:]
+        var controlContinuations: [Int: AsyncStream<QueueChange>.Continuation] = [:]
         var started = false
     }
 
@@ -87,7 +88,31 @@ package final class StoreChangeFeed: Sendable {
         return stream
     }
 
+    /// Sessions in which a pause or cancel was asked of a download another daemon runs (nil:
+    /// any, after notifications were lost): the hook for the owner to read the requests of its
+    /// leases now (`DownloadManager.fleetNotified`). Each call is an independent subscriber.
+    package func controlRequests() -> AsyncStream<QueueChange> {
+        startIfNeeded()
+        let (stream, continuation) = AsyncStream<QueueChange>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let id = state.withLockedValue { state in
+            state.nextObserver += 1
+            state.controlContinuations[state.nextObserver] = continuation
+            return state.nextObserver
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLockedValue { $0.controlContinuations.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
     // MARK: Notifications (from the listener)
+
+    /// A control was asked in `session` (a `haul_control` notification).
+    func controlRequested(session: String) {
+        for continuation in state.withLockedValue({ Array($0.controlContinuations.values) }) {
+            continuation.yield(session)
+        }
+    }
 
     /// The outbox of `session` grew (a `haul_events` notification).
     func eventsAppended(session: String) {
@@ -113,7 +138,7 @@ package final class StoreChangeFeed: Sendable {
         let (wakes, continuations) = state.withLockedValue { state in
             state.everything &+= 1
             defer { state.observers = [:] }
-            return (state.observers.values.map(\.wake), Array(state.queueContinuations.values))
+            return (state.observers.values.map(\.wake), Array(state.queueContinuations.values) + Array(state.controlContinuations.values))
         }
         for wake in wakes { wake() }
         for continuation in continuations { continuation.yield(nil) }

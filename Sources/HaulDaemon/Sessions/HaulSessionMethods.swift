@@ -89,7 +89,7 @@ struct HaulSessionMethods: Sendable {
             try await manager.pause(try id(p))
             return "OK"
         case "haul.resume":
-            try await manager.resume(try id(p))
+            try await manager.resumeThroughFleet(try id(p))
             return "OK"
         case "haul.cancel":
             try await manager.cancel(try id(p))

@@ -77,16 +77,35 @@ package actor SessionHost {
     /// In a fleet, work added or released through any daemon (a `haul_queue` notification)
     /// wakes the claim loop of its session at once; the claim poll stays as the fallback for
     /// notifications lost while the listening connection was down (those arrive as `nil`:
-    /// every session).
+    /// every session). A pause or cancel asked through another daemon (`haul_control`) makes
+    /// the session's manager read the requests for the downloads it holds at once.
     private func watchQueueChanges(_ changes: StoreChangeFeed) {
         guard queueWatch == nil else { return }
         let stream = changes.queueChanges()
+        let controls = changes.controlRequests()
         queueWatch = Task { [weak self] in
-            for await session in stream {
-                guard let self else { return }
-                await self.fleetWake(session: session)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { [weak self] in
+                    for await session in stream {
+                        guard let self else { return }
+                        await self.fleetWake(session: session)
+                    }
+                }
+                group.addTask { [weak self] in
+                    for await session in controls {
+                        guard let self else { return }
+                        await self.controlRequested(session: session)
+                    }
+                }
             }
         }
+    }
+
+    /// The managers of `session` (every open one when nil) read the controls asked of their
+    /// downloads now (`DownloadManager.fleetNotified`).
+    private func controlRequested(session: String?) {
+        guard configuration.manager.fleet != nil, !isShutDown else { return }
+        for (name, manager) in managers where session == nil || name == session { manager.fleetNotified() }
     }
 
     /// In a fleet, sessions are created through any daemon: each daemon opens (and so claims

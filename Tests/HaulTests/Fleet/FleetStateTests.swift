@@ -54,4 +54,8 @@ private struct NoLeasing: DownloadLeasing {
     func claim(session: String, for owner: String, upTo limit: Int, leaseFor duration: Duration) async throws(HaulError) -> [ClaimedDownload] { [] }
     func renew(_ leases: [DownloadLease], for duration: Duration) async throws(HaulError) -> LeaseRenewal { LeaseRenewal(renewed: [], lost: []) }
     func release(_ leases: [DownloadLease]) async throws(HaulError) -> [DownloadLease] { [] }
+    func control(
+        _ control: FleetControl, of id: DownloadID, session: String, for owner: String, leaseFor duration: Duration
+    ) async throws(HaulError) -> ControlOutcome { .unknown }
+    func requestedControls(_ leases: [DownloadLease]) async throws(HaulError) -> [DownloadID: FleetControl] { [:] }
 }

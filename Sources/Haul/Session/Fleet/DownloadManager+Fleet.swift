@@ -33,7 +33,9 @@ extension DownloadManager {
         let clock = ContinuousClock()
         fleet.tasks.append(Task { [weak self] in
             for await _ in wakes.stream {
-                guard let self, await self.claimOnce() else { return }
+                guard let self else { return }
+                await self.takeRequestedControls()
+                guard await self.claimOnce() else { return }
             }
         })
         fleet.tasks.append(Task {
@@ -131,6 +133,9 @@ extension DownloadManager {
             adoptClaimed(record)
             enqueueForScheduling(record)
             if reconciled || row.state == .running { markDirty(id) }
+            // Paused or canceled through another daemon, whose owner died before stopping it:
+            // carried out now, before it starts.
+            if let control = download.control { carryOutRequested([id: control]) }
         }
         admitQueued()
     }
@@ -138,7 +143,7 @@ extension DownloadManager {
     /// Takes a claimed download's record as the store has it, in place of the one this daemon
     /// knew (added here, or loaded at start, and since run elsewhere): it keeps its place in
     /// the listing and its group.
-    private func adoptClaimed(_ record: Record) {
+    func adoptClaimed(_ record: Record) {
         guard let old = records[record.id] else { return adoptLoaded(record) }
         releasePartKey(of: old)
         records[record.id] = record
@@ -147,7 +152,7 @@ extension DownloadManager {
     }
 
     /// Gives a lease back without a write about its download (nothing was done under it).
-    private func giveBack(_ lease: DownloadLease) {
+    func giveBack(_ lease: DownloadLease) {
         fleet?.book.released(lease.id)
         guard let leasing = fleet?.leasing else { return }
         Task { _ = try? await leasing.release([lease]) }
@@ -160,9 +165,11 @@ extension DownloadManager {
         guard !isShutDown, let fleet else { return false }
         let sent = ContinuousClock.now
         var stops: [LeaseBook.Stop] = []
+        var controls: [DownloadID: FleetControl] = [:]
         if let renewal = try? await fleet.leasing.renew(fleet.book.leases, for: fleet.membership.leaseDuration) {
             guard self.fleet != nil else { return false }
             stops += self.fleet!.book.renewed(renewal, sentAt: sent)
+            controls = renewal.controls
         }
         guard self.fleet != nil else { return false }
         stops += self.fleet!.book.expire(now: .now)
@@ -172,6 +179,8 @@ extension DownloadManager {
                 metadata: ["haul.download": "\(stop.lease.id)"])
             abandon(stop.lease.id, lease: stop.lease)
         }
+        // Pauses and cancels asked through other daemons (`DownloadManager+FleetControl`).
+        carryOutRequested(controls)
         return !isShutDown
     }
 

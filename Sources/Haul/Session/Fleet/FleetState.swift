@@ -22,6 +22,9 @@ struct FleetState {
     var completedGroups: [DownloadID: String] = [:]
     /// Downloads this daemon took over from a daemon that stopped renewing.
     var takeovers = 0
+    /// A `haul_control` notification came: the claim loop first reads the pauses and cancels
+    /// other daemons' clients asked of downloads held here (`DownloadManager+FleetControl`).
+    var controlsDue = false
 
     init(membership: FleetMembership, leasing: any DownloadLeasing) {
         self.membership = membership

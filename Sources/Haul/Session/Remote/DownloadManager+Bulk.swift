@@ -15,11 +15,22 @@ extension DownloadManager {
         }
         var stopping: [DownloadID] = []
         var ran: Set<DownloadID> = []
+        var elsewhere: [DownloadID] = []
         for id in order {
+            // In a fleet, what this daemon does not hold is paused through the store (below):
+            // its view of such a download may be older than the row.
+            guard controlsLocally(id) else {
+                if records[id]?.machine.publicState.isTerminal == false { elsewhere.append(id) }
+                continue
+            }
             guard let found = records.update(id, { $0.machine.pauseAllRequested() }), let step = found else { continue }
             perform(step.action, for: id)
             if step.ran { ran.insert(id) }
             if step.awaitsStop { stopping.append(id) }
+        }
+        if fleet != nil {
+            elsewhere += await downloadsElsewhere(inStates: [.queued, .running]).map(\.id)
+            await pauseThroughFleet(elsewhere)
         }
         for id in stopping { await waitUntilStopped(id) }
         // Each went to the front of its priority as it stopped, in whatever order they

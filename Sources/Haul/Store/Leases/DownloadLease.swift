@@ -25,6 +25,9 @@ struct ClaimedDownload: Sendable, Hashable {
     /// The daemon whose lease had expired when this claim took the download over; nil when
     /// nobody held it (queued, released, or never leased).
     var previousOwner: String?
+    /// A pause or cancel asked through another daemon that its previous owner did not carry
+    /// out before it died: the claimer carries it out instead of running the download.
+    var control: FleetControl? = nil
 
     /// Whether this claim took the download from a daemon that stopped renewing (killed,
     /// paused, cut off): the new owner continues it from the store's durable state.
@@ -36,6 +39,23 @@ struct ClaimedDownload: Sendable, Hashable {
 struct LeaseRenewal: Sendable, Hashable {
     var renewed: [DownloadLease]
     var lost: [DownloadLease]
+    /// Pauses and cancels asked through other daemons of downloads whose lease was renewed:
+    /// their owner stops them (`DownloadManager+FleetControl`).
+    var controls: [DownloadID: FleetControl] = [:]
+}
+
+/// What a control of a download (`DownloadLeasing.control`) did in the store.
+enum ControlOutcome: Sendable, Hashable {
+    /// No such download in the session.
+    case unknown
+    /// Refused for the download's state, nothing written.
+    case refused(HaulError)
+    /// Done in the store: nothing was needed, a request was recorded for the daemon running
+    /// the download (and that daemon woken), or an earlier one withdrawn.
+    case recorded(FleetControlPlan)
+    /// Nobody held the download: the caller holds it now, under this lease, to carry the
+    /// control out as its owner and give the lease back with that write.
+    case leased(DownloadLease)
 }
 
 /// The store side of a fleet: claiming a session's runnable downloads under leases, renewing
@@ -51,4 +71,12 @@ protocol DownloadLeasing: Sendable {
     /// that were still held. Stale ones are ignored: someone else holds them now.
     @discardableResult
     func release(_ leases: [DownloadLease]) async throws(HaulError) -> [DownloadLease]
+    /// A client's pause, resume or cancel of `id` (of `session`) through a daemon that does not
+    /// hold it: decided from its row, locked (`FleetControlPlan`), and carried out in one
+    /// transaction; a lease for `owner` of `duration` when the caller must act as the owner.
+    func control(
+        _ control: FleetControl, of id: DownloadID, session: String, for owner: String, leaseFor duration: Duration
+    ) async throws(HaulError) -> ControlOutcome
+    /// The controls asked of downloads under `leases` (still held), not carried out yet.
+    func requestedControls(_ leases: [DownloadLease]) async throws(HaulError) -> [DownloadID: FleetControl]
 }

@@ -54,19 +54,19 @@ enum PostgresLeases {
         guard !plan.chosen.isEmpty else { return [] }
 
         let keys = plan.chosen.map { Int64(bitPattern: $0.id.rawValue) }
-        var epochs: [Int64: Int64] = [:]
-        for (key, epoch) in try await connection.all("""
+        var epochs: [Int64: (epoch: Int64, control: String?)] = [:]
+        for (key, epoch, control) in try await connection.all("""
             UPDATE haul.download SET leaseOwner = \(owner), leaseUntil = now() + make_interval(secs => \(duration.inSeconds)),
                 leaseEpoch = leaseEpoch + 1
-            WHERE id = ANY(\(keys)) RETURNING id, leaseEpoch
-            """, { row in try row.decode((Int64, Int64).self) }) {
-            epochs[key] = epoch
+            WHERE id = ANY(\(keys)) RETURNING id, leaseEpoch, controlRequest
+            """, { row in try row.decode((Int64, Int64, String?).self) }) {
+            epochs[key] = (epoch, control)
         }
         return plan.chosen.compactMap { candidate in
-            guard let epoch = epochs[Int64(bitPattern: candidate.id.rawValue)] else { return nil }
+            guard let claimed = epochs[Int64(bitPattern: candidate.id.rawValue)] else { return nil }
             return ClaimedDownload(
-                lease: DownloadLease(id: candidate.id, owner: owner, epoch: epoch), host: candidate.host,
-                previousOwner: candidate.expiredOwner)
+                lease: DownloadLease(id: candidate.id, owner: owner, epoch: claimed.epoch), host: candidate.host,
+                previousOwner: candidate.expiredOwner, control: claimed.control.flatMap(FleetControl.init(rawValue:)))
         }
     }
 
@@ -132,25 +132,39 @@ enum PostgresLeases {
     /// lease is not revived, even if nobody took it yet: the session's limits counted it out).
     /// Rows are locked in ID order, as every multi-row lease statement does, so two renewals
     /// never wait on each other in a cycle.
-    static func renew(_ leases: [DownloadLease], duration: Duration, on connection: PostgresConnection) async throws -> Set<DownloadID> {
+    ///
+    /// Returns the leases renewed, each with the control (pause, cancel) another daemon asked
+    /// of its download and its owner has not carried out yet (`controlRequest`): found by the
+    /// renewal at no extra statement.
+    static func renew(
+        _ leases: [DownloadLease], duration: Duration, on connection: PostgresConnection
+    ) async throws -> [DownloadID: FleetControl?] {
         try await matching(
             leases, on: connection, update: "UPDATE haul.download d SET leaseUntil = now() + make_interval(secs => $4)",
             seconds: duration.inSeconds, condition: "AND d.leaseUntil > now()")
     }
 
     /// Clears the leases still held by their owner at their epoch (expired or not; the epoch
-    /// stays, so the next claim's is higher).
+    /// stays, so the next claim's is higher). `clearingControl`: the download ended here (a
+    /// fenced end), so a control asked of it is done or moot (a completion wins over a pause);
+    /// a plain release (shutdown, nothing done) keeps it for the next claimer to carry out.
     @discardableResult
-    static func release(_ leases: [DownloadLease], on connection: PostgresConnection) async throws -> Set<DownloadID> {
-        try await matching(leases, on: connection, update: "UPDATE haul.download d SET leaseOwner = NULL, leaseUntil = NULL", seconds: nil, condition: "")
+    static func release(
+        _ leases: [DownloadLease], clearingControl: Bool = false, on connection: PostgresConnection
+    ) async throws -> Set<DownloadID> {
+        let control = clearingControl ? ", controlRequest = NULL" : ""
+        return Set(try await matching(
+            leases, on: connection, update: "UPDATE haul.download d SET leaseOwner = NULL, leaseUntil = NULL\(control)",
+            seconds: nil, condition: "").keys)
     }
 
     /// Runs `update` (`seconds` bound as `$4`) on the rows of `leases` still held by their
-    /// owner at their epoch (plus `condition`), locked in ID order; returns their IDs.
+    /// owner at their epoch (plus `condition`), locked in ID order; returns their IDs, with
+    /// the control requested of each.
     private static func matching(
         _ leases: [DownloadLease], on connection: PostgresConnection, update: String, seconds: Double?, condition: String
-    ) async throws -> Set<DownloadID> {
-        guard !leases.isEmpty else { return [] }
+    ) async throws -> [DownloadID: FleetControl?] {
+        guard !leases.isEmpty else { return [:] }
         var binds = PostgresBindings()
         binds.append(leases.map { Int64(bitPattern: $0.id.rawValue) })
         binds.append(leases.map(\.epoch))
@@ -161,10 +175,14 @@ enum PostgresLeases {
                 SELECT d.id FROM haul.download d JOIN unnest($1::bigint[], $2::bigint[], $3::text[]) AS l(id, epoch, owner)
                 ON d.id = l.id AND d.leaseEpoch = l.epoch AND d.leaseOwner = l.owner \(condition)
                 ORDER BY d.id FOR UPDATE OF d
-            ) held WHERE d.id = held.id RETURNING d.id
+            ) held WHERE d.id = held.id RETURNING d.id, d.controlRequest
             """
-        let rows = try await connection.all(PostgresQuery(unsafeSQL: sql, binds: binds)) { row in try row.decode(Int64.self) }
-        return Set(rows.map { DownloadID(rawValue: UInt64(bitPattern: $0)) })
+        let rows = try await connection.all(PostgresQuery(unsafeSQL: sql, binds: binds)) { row in try row.decode((Int64, String?).self) }
+        var held: [DownloadID: FleetControl?] = [:]
+        for (key, control) in rows {
+            held[DownloadID(rawValue: UInt64(bitPattern: key))] = .some(control.flatMap(FleetControl.init(rawValue:)))
+        }
+        return held
     }
 
     /// Whether the group has no unfinished download left, with the group's row locked until

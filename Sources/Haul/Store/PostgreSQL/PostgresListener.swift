@@ -16,6 +16,9 @@ import PostgresNIO
 final class PostgresListener: Sendable {
     static let eventsChannel = "haul_events"
     static let queueChannel = "haul_queue"
+    /// A pause or cancel was asked of a download another daemon runs (`controlRequest`): its
+    /// owner reads the requests for its leases now rather than at its next renewal.
+    static let controlChannel = "haul_control"
 
     private struct State {
         var task: Task<Void, Never>?
@@ -78,15 +81,15 @@ final class PostgresListener: Sendable {
         }
     }
 
-    /// Listens on both channels until the connection fails or the task is canceled; true when
-    /// it got as far as listening on both.
+    /// Listens on the three channels until the connection fails or the task is canceled; true
+    /// when it got as far as listening on all of them.
     private static func listen(on connection: PostgresConnection, feed: StoreChangeFeed, state: NIOLockedValueBox<State>) async -> Bool {
         let process = try? await connection.one("SELECT pg_backend_pid()", as: Int32.self)
         let registered = NIOLockedValueBox(0)
         let becameListening: @Sendable () -> Void = {
             let both = registered.withLockedValue { count in
                 count += 1
-                return count == 2
+                return count == 3
             }
             guard both else { return }
             feed.everythingMayHaveChanged()
@@ -108,10 +111,16 @@ final class PostgresListener: Sendable {
                     for try await notification in notifications { feed.queueChanged(session: notification.payload) }
                 }
             }
+            group.addTask {
+                _ = try? await connection.listen(on: controlChannel) { notifications in
+                    becameListening()
+                    for try await notification in notifications { feed.controlRequested(session: notification.payload) }
+                }
+            }
             // Either channel ending means the connection is gone (or the listener stops).
             await group.next()
             group.cancelAll()
         }
-        return registered.withLockedValue { $0 == 2 }
+        return registered.withLockedValue { $0 == 3 }
     }
 }

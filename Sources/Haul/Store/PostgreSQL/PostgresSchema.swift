@@ -20,7 +20,7 @@ enum PostgresSchema {
     static let migrationLock: Int64 = 0x4861_756C_5354_4F52  // "HaulSTOR"
 
     /// Statements of each version, in order; version N is `versions[N - 1]`.
-    static let versions: [[String]] = [version1, leaseVersion, daemonVersion, finishedViewVersion]
+    static let versions: [[String]] = [version1, leaseVersion, daemonVersion, finishedViewVersion, controlVersion]
 
     private static let version1 = [
         """

@@ -14,7 +14,10 @@ extension PostgresStore: DownloadLeasing {
         let held = try await write("renew \(leases.count) leases") { connection in
             try await PostgresLeases.renew(leases, duration: duration, on: connection)
         }
-        return LeaseRenewal(renewed: leases.filter { held.contains($0.id) }, lost: leases.filter { !held.contains($0.id) })
+        var controls: [DownloadID: FleetControl] = [:]
+        for (id, control) in held { if let control { controls[id] = control } }
+        return LeaseRenewal(
+            renewed: leases.filter { held[$0.id] != nil }, lost: leases.filter { held[$0.id] == nil }, controls: controls)
     }
 
     @discardableResult
@@ -24,5 +27,22 @@ extension PostgresStore: DownloadLeasing {
             try await PostgresLeases.release(leases, on: connection)
         }
         return leases.filter { released.contains($0.id) }
+    }
+}
+
+extension PostgresStore {
+    func control(
+        _ control: FleetControl, of id: DownloadID, session: String, for owner: String, leaseFor duration: Duration
+    ) async throws(HaulError) -> ControlOutcome {
+        try await write("\(control.rawValue) \(id) through \(owner)") { connection in
+            try await PostgresLeases.control(control, of: id, session: session, owner: owner, duration: duration, on: connection)
+        }
+    }
+
+    func requestedControls(_ leases: [DownloadLease]) async throws(HaulError) -> [DownloadID: FleetControl] {
+        guard !leases.isEmpty else { return [:] }
+        return try await read("read the controls of \(leases.count) leases") { connection in
+            try await PostgresLeases.requestedControls(leases, on: connection)
+        }
     }
 }

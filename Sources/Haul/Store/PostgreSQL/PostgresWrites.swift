@@ -104,7 +104,7 @@ enum PostgresWrites {
                     guard try await PostgresLeases.holds(fence, on: connection) else { continue }
                     try await apply(writes)
                     if fence.releasing {
-                        try await PostgresLeases.release([fence.lease], on: connection)
+                        try await PostgresLeases.release([fence.lease], clearingControl: true, on: connection)
                         released.append(Int64(bitPattern: fence.lease.id.rawValue))
                     }
                     if let group = fence.group, try await PostgresLeases.completes(group, on: connection) {

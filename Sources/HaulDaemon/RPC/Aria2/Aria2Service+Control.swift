@@ -32,7 +32,7 @@ extension Aria2Service {
     func unpause(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let info = try await download(p)
         guard info.state == .paused else { throw .failed("GID#\(info.id) cannot be unpaused now") }
-        try await managed { () async throws(HaulError) in try await manager.resume(info.id) }
+        try await managed { () async throws(HaulError) in try await manager.resumeThroughFleet(info.id) }
         return .string(info.id.description)
     }
 
