@@ -36,8 +36,10 @@ extension TransferRunner {
         let name = FileNaming.resolveName(
             requested: state.request.fileName, contentDisposition: state.contentDisposition,
             originalURL: state.request.url, finalURL: state.finalURL)
+        // The part file's directory is the request's (`TransferState`), as a path already:
+        // taking a `URL`'s path per file costs more than its rename.
         let intent = PlacementIntent(
-            directory: state.request.directory.path, name: name, policy: state.request.conflictPolicy,
+            directory: part.directoryPath, name: name, policy: state.request.conflictPolicy,
             device: described.identity.device, inode: described.identity.inode, length: state.bytesOnDisk)
         return .verified(VerifiedFile(
             intent: intent, part: part, isMarkedVerified: marked, checksums: computed, bytes: state.bytesOnDisk,
