@@ -36,7 +36,11 @@ enum FileNaming {
 
     /// Reduces an untrusted name to a safe single component, or nil when nothing usable is left.
     static func sanitize(_ raw: String) -> String? {
-        if isPlainName(raw) { return raw }
+        isPlainName(raw) ? raw : sanitizedScalarByScalar(raw)
+    }
+
+    /// `sanitize` the long way, for any name: what `isPlainName` must agree with.
+    static func sanitizedScalarByScalar(_ raw: String) -> String? {
         // Only the last component counts, whichever separator the sender used.
         let lastComponent = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var scalars = String.UnicodeScalarView()
