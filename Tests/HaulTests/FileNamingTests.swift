@@ -23,6 +23,30 @@ struct FileNamingTests {
         #expect(FileNaming.sanitize(raw) == expected)
     }
 
+    /// A plain ASCII name is taken as it is (no string rebuilt per file) only when the full
+    /// sanitising would give it back unchanged: blanks, dots, separators, controls, DEL and
+    /// lengths around the limit, and random printable ASCII, agree both ways.
+    @Test func plainNamesAgreeWithTheFullSanitising() {
+        var names = [
+            "f0001.bin", "ok name.zip", " lead.txt", "trail.txt ", ".hidden", "..", "a/b", "a\\b", "tab\tname",
+            "del\u{7F}", "caf\u{E9}.txt", "", " ", "x", "a.", "-dash", String(repeating: "a", count: 255),
+            String(repeating: "a", count: 256), "evil\u{202E}txt.exe",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array(" ./\\\tab~-_%\u{7F}")
+        for _ in 0..<2_000 {
+            let length = Int.random(in: 1...8, using: &generator)
+            names.append(String((0..<length).map { _ in alphabet.randomElement(using: &generator)! }))
+        }
+        for name in names {
+            let full = FileNaming.sanitizedScalarByScalar(name)
+            #expect(FileNaming.sanitize(name) == full, "\(name.debugDescription)")
+            if FileNaming.isPlainName(name) { #expect(full == name, "\(name.debugDescription) is not plain") }
+        }
+        #expect(FileNaming.isPlainName("f0001.bin"))
+        #expect(FileNaming.isPlainName("ok name.zip"))
+    }
+
     /// Content-Disposition: filename* (RFC 8187) wins over filename, quoted values are unescaped.
     @Test func contentDisposition() {
         #expect(FileNaming.contentDispositionName("attachment; filename=\"a \\\"b\\\".txt\"") == "a \"b\".txt")
@@ -90,6 +114,33 @@ struct PlacementTests {
         try part.open(truncatingTo: 0)
         try part.write(ByteBuffer(string: text))
         return part
+    }
+
+    /// A part file is made when missing (empty, written at 0); one already there, from an
+    /// earlier attempt, is opened as it is and cut to the length asked; a link planted under
+    /// its name is removed, its target never touched.
+    @Test func partFilesMadeOrReopened() throws {
+        let temporary = try TemporaryDirectory()
+        defer { temporary.remove() }
+        let dir = temporary.path
+        var fresh = PartFile(directory: dir, key: "a1")
+        #expect(try fresh.acquireTelling(creating: true, expectingNew: true) == .created)
+        fresh.close()
+        #expect(try fresh.acquireTelling(creating: true, expectingNew: true) == .opened)
+        fresh.close()
+
+        write("left by an earlier attempt", dir + "/.haul-a2.part")
+        let kept = try part("new", "a2", in: dir)
+        kept.handle?.close()
+        #expect(read(dir + "/.haul-a2.part") == "new")
+
+        write("the user's", dir + "/target.txt")
+        try FileManager.default.createSymbolicLink(atPath: dir + "/.haul-a3.part", withDestinationPath: dir + "/target.txt")
+        let planted = try part("mine", "a3", in: dir)
+        planted.handle?.close()
+        #expect(read(dir + "/target.txt") == "the user's")
+        #expect(read(dir + "/.haul-a3.part") == "mine")
+        #expect(try FileManager.default.attributesOfItem(atPath: dir + "/.haul-a3.part")[.type] as? FileAttributeType == .typeRegular)
     }
 
     /// Each conflict policy does what it says and never destroys the existing file unless told to overwrite.

@@ -21,7 +21,6 @@ extension TransferRunner {
             }
         }
         if state.bytesOnDisk >= syncBeforePlacementThreshold { try await Self.sync(state.part) }
-        let described = try state.part.describe()
         let marked = Self.nameNeedsNoResponse(state)
         if marked {
             // From here a kill loses nothing: a new process places `.done` files it finds
@@ -31,13 +30,16 @@ extension TransferRunner {
         // The verified file keeps the part open, and so locked, until it has been renamed: handed
         // on, not closed. Let go after the rename above (which moves the file's change time), so that a
         // later attempt still sees it as the file this transfer left (`reopenToContinue`).
+        // Described in the same look: a rename changes neither identity, size nor time.
         let part = state.part
-        state.part.handOver()
+        let described = try state.part.describeAndHandOver()
         let name = FileNaming.resolveName(
             requested: state.request.fileName, contentDisposition: state.contentDisposition,
             originalURL: state.request.url, finalURL: state.finalURL)
+        // The part file's directory is the request's (`TransferState`), as a path already:
+        // taking a `URL`'s path per file costs more than its rename.
         let intent = PlacementIntent(
-            directory: state.request.directory.path, name: name, policy: state.request.conflictPolicy,
+            directory: part.directoryPath, name: name, policy: state.request.conflictPolicy,
             device: described.identity.device, inode: described.identity.inode, length: state.bytesOnDisk)
         return .verified(VerifiedFile(
             intent: intent, part: part, isMarkedVerified: marked, checksums: computed, bytes: state.bytesOnDisk,

@@ -36,6 +36,11 @@ enum FileNaming {
 
     /// Reduces an untrusted name to a safe single component, or nil when nothing usable is left.
     static func sanitize(_ raw: String) -> String? {
+        isPlainName(raw) ? raw : sanitizedScalarByScalar(raw)
+    }
+
+    /// `sanitize` the long way, for any name: what `isPlainName` must agree with.
+    static func sanitizedScalarByScalar(_ raw: String) -> String? {
         // Only the last component counts, whichever separator the sender used.
         let lastComponent = raw.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         var scalars = String.UnicodeScalarView()
@@ -78,6 +83,20 @@ enum FileNaming {
     }
 
     // MARK: Helpers
+
+    /// Whether `raw` is already what `sanitize` would make of it, as most URL names are:
+    /// printable ASCII without a separator, not starting with a dot or a blank nor ending
+    /// with a blank, at most 255 bytes. Checked byte by byte, without building a new string
+    /// (a batch of thousands of small files named each one this way).
+    static func isPlainName(_ raw: String) -> Bool {
+        let bytes = raw.utf8
+        guard let first = bytes.first, let last = bytes.last, bytes.count <= maxNameBytes,
+              first != UInt8(ascii: "."), first != UInt8(ascii: " "), last != UInt8(ascii: " ")
+        else { return false }
+        return bytes.allSatisfy { byte in
+            byte == UInt8(ascii: " ") || (byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "/") && byte != UInt8(ascii: "\\"))
+        }
+    }
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029

@@ -29,9 +29,27 @@ extension PartFile {
     /// it when missing. Returns false when it is missing and `creating` is false. With
     /// `verified`, the entry opened is the verified one (`verifiedName`), never created.
     mutating func acquire(creating: Bool, verified: Bool = false) throws(HaulError) -> Bool {
-        if handle != nil { return true }
+        try acquireTelling(creating: creating, verified: verified) != .missing
+    }
+
+    /// What `acquireTelling` found.
+    enum Acquired: Equatable {
+        /// Missing, and not to be created.
+        case missing
+        /// Open already, or opened as it was.
+        case opened
+        /// Made by this call: empty, written at 0.
+        case created
+    }
+
+    /// `acquire`, saying whether the file was made by this call. `expectingNew`: the file is
+    /// most likely missing (a first attempt), so making it is tried first; one that exists
+    /// is opened as it is, as always (a system call per new part file fewer).
+    mutating func acquireTelling(creating: Bool, verified: Bool = false, expectingNew: Bool = false) throws(HaulError) -> Acquired {
+        if handle != nil { return .opened }
         let name = verified ? verifiedName : self.name
         let creating = creating && !verified
+        var createFirst = creating && expectingNew
         let directory = try followsDirectoryLinks
             ? SystemCalls.openDirectory(directoryPath) : SystemCalls.openDirectoryWithoutLinks(directoryPath)
         var opened: OpenPartFile?
@@ -42,19 +60,30 @@ extension PartFile {
                 .directoryNotFound,
                 "\(directoryPath) is no longer the directory this download started in (was it replaced, by a link perhaps?); nothing is written there")
         }
-        for _ in 0..<Self.openAttempts {
+        for _ in 0..<(Self.openAttempts + (createFirst ? 1 : 0)) {
             let descriptor: Int32
-            switch try SystemCalls.openEntry(in: directory, name, create: false, path: path) {
-            case .opened(let fd):
-                descriptor = fd
-            case .link:
-                // Planted under the predictable name: the link goes, its target is never opened.
-                try SystemCalls.removeEntry(in: directory, name, path: path)
-                continue
-            case .missing, .exists:
-                guard creating else { return false }
+            let created: Bool
+            if createFirst {
+                createFirst = false
+                // Taken (by a file, a link, anything): opened as it is below, the usual way.
                 guard case .opened(let fd) = try SystemCalls.openEntry(in: directory, name, create: true, path: path) else { continue }
                 descriptor = fd
+                created = true
+            } else {
+                switch try SystemCalls.openEntry(in: directory, name, create: false, path: path) {
+                case .opened(let fd):
+                    descriptor = fd
+                    created = false
+                case .link:
+                    // Planted under the predictable name: the link goes, its target is never opened.
+                    try SystemCalls.removeEntry(in: directory, name, path: path)
+                    continue
+                case .missing, .exists:
+                    guard creating else { return .missing }
+                    guard case .opened(let fd) = try SystemCalls.openEntry(in: directory, name, create: true, path: path) else { continue }
+                    descriptor = fd
+                    created = true
+                }
             }
             let status: SystemCalls.EntryStatus
             do {
@@ -90,7 +119,8 @@ extension PartFile {
             opened = OpenPartFile(descriptor: descriptor, directory: directory, identity: status.identity)
             handle = opened
             directoryIdentity = directoryStatus.identity
-            return true
+            // Made here and still empty (nobody else writes a file this process holds locked).
+            return created && status.size == 0 ? .created : .opened
         }
         throw HaulError(.fileSystem, "cannot open \(path): something keeps replacing it")
     }

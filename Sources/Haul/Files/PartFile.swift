@@ -80,7 +80,8 @@ struct PartFile: Sendable {
     /// the store records, and a crash before the byte came back would cost the whole file.
     mutating func open(truncatingTo length: Int64, writingAt offset: Int64) throws(HaulError) {
         precondition(offset <= length, "the write position is past the end of the part")
-        _ = try acquire(creating: true)
+        // A part file just made is empty and written at 0: nothing to cut or move.
+        if try acquireTelling(creating: true, expectingNew: length == 0) == .created, length == 0 { return }
         try withDescriptor { descriptor throws(HaulError) in
             try SystemCalls.truncate(descriptor, to: length, path: path)
             if offset != length { try SystemCalls.seek(descriptor, to: offset, path: path) }
@@ -110,6 +111,20 @@ struct PartFile: Sendable {
         guard let handle else { return }
         lastSeen = try? handle.withDescriptor(path: path) { descriptor throws(HaulError) in try SystemCalls.status(descriptor, path: path) }
         self.handle = nil
+    }
+
+    /// `describe()` then `handOver()`, with one `fstat`: what a verified file records (its
+    /// identity, size and modification time, which a rename changes none of) and how its
+    /// transfer left it. Call it after any rename of the entry (which moves the change time).
+    mutating func describeAndHandOver() throws(HaulError) -> (identity: SystemCalls.FileIdentity, size: Int64, modified: Double) {
+        guard let handle else { preconditionFailure("describing a part file that is not open") }
+        let path = path
+        let seen = try handle.withDescriptor(path: path) { descriptor throws(HaulError) in
+            try SystemCalls.statusAndModified(descriptor, path: path)
+        }
+        lastSeen = seen.status
+        self.handle = nil
+        return (seen.status.identity, seen.status.size, seen.modified)
     }
 
     func write(_ buffer: ByteBuffer) throws(HaulError) {

@@ -37,7 +37,8 @@ extension SystemCalls {
     #endif
 
     /// The user files are created as, to tell the process's own part files from planted ones.
-    static var effectiveUserID: UInt32 { UInt32(geteuid()) }
+    /// Read once: Haul never changes its user, and every part file opened compared it.
+    static let effectiveUserID = UInt32(geteuid())
 
     /// Opens a directory for the calls below. Links in `path` are followed: the user named it.
     static func openDirectory(_ path: String) throws(HaulError) -> Int32 {
@@ -103,7 +104,9 @@ extension SystemCalls {
             let fd = name.withCString { openat(directory, $0, flags, 0o644) }
             if fd >= 0 {
                 // O_NONBLOCK only kept a planted FIFO from blocking the open; files ignore it.
-                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+                // It is the only status flag opened with, so clearing them all clears it
+                // without reading them first (a system call per part file fewer).
+                _ = fcntl(fd, F_SETFL, 0)
                 return .opened(fd)
             }
             let code = errno
@@ -122,6 +125,19 @@ extension SystemCalls {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw error(errno, "cannot stat \(path)") }
         return entryStatus(info)
+    }
+
+    /// Describes an open file, with its modification time (seconds since 1970): one `fstat`
+    /// for what a verified part file records and what its transfer notes as left.
+    static func statusAndModified(_ fd: Int32, path: String) throws(HaulError) -> (status: EntryStatus, modified: Double) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw error(errno, "cannot stat \(path)") }
+        #if canImport(Darwin)
+        let modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
+        #else
+        let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        #endif
+        return (entryStatus(info), modified)
     }
 
     /// Describes the entry `name` of `directory` without following a link; nil when absent.

@@ -128,7 +128,8 @@ final class HTTPTransport: Sendable {
         var sendHeaders = URLCredentials.headers(headers, for: url)
         let url = URLCredentials.split(url).url
         var current = url
-        var visited: Set<String> = [url.absoluteString]
+        // Made at the first redirect: most requests have none.
+        var visited: Set<String> = []
         for _ in 0...configuration.redirectLimit {
             let response = try await send(current, headers: sendHeaders)
             let status = Int(response.status.code)
@@ -146,6 +147,7 @@ final class HTTPTransport: Sendable {
             guard scheme == "http" || scheme == "https", next.host?.isEmpty == false else {
                 throw HaulError(.unsupportedRedirect, "\(current) redirected to \(location); only http and https are followed")
             }
+            if visited.isEmpty { visited.insert(url.absoluteString) }
             guard visited.insert(next.absoluteString).inserted else {
                 throw HaulError(.redirectLoop, "redirect loop: \(next) was already visited")
             }
