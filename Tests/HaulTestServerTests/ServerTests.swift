@@ -44,27 +44,33 @@ struct ServerTests {
     /// Shutdown aborts a throttled download in flight promptly.
     @Test func shutdownAbortsInFlightResponses() async throws {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
-        let server = try await TestServer.start()
-        // 1 MB at 10 kB/s would take 100 s; the response head arrives at once.
-        let response = try await client.execute(
-            HTTPClientRequest(url: server.url("/file/slow", ["size": "1000000", "rate": "10000"])),
-            timeout: .seconds(30)
-        )
-        #expect(response.status.code == 200)
-        try await server.shutdown()
-        var received = 0
-        var failed = false
+        // Shut down whatever happens: a client dropped without it traps, ending the test process.
         do {
-            for try await chunk in response.body { received += chunk.readableBytes }
+            let server = try await TestServer.start()
+            // 1 MB at 10 kB/s would take 100 s; the response head arrives at once.
+            let response = try await client.execute(
+                HTTPClientRequest(url: server.url("/file/slow", ["size": "1000000", "rate": "10000"])),
+                timeout: .seconds(30)
+            )
+            #expect(response.status.code == 200)
+            try await server.shutdown()
+            var received = 0
+            var failed = false
+            do {
+                for try await chunk in response.body { received += chunk.readableBytes }
+            } catch {
+                failed = true
+            }
+            // Not timed (a loaded machine may take seconds): had shutdown waited for the response,
+            // the body would have ended complete and without an error.
+            #expect(failed)
+            #expect(received < 1_000_000)
+            // Whether the port then refuses connections is not checked: under parallel tests another
+            // test's server may already have been given the same ephemeral port.
         } catch {
-            failed = true
+            try? await client.shutdown()
+            throw error
         }
-        // Not timed (a loaded machine may take seconds): had shutdown waited for the response,
-        // the body would have ended complete and without an error.
-        #expect(failed)
-        #expect(received < 1_000_000)
-        // Whether the port then refuses connections is not checked: under parallel tests another
-        // test's server may already have been given the same ephemeral port.
         try await client.shutdown()
     }
 }

@@ -61,6 +61,23 @@ enum Support {
     }
 }
 
+extension Support {
+    /// Runs `body`, then shuts `managers` down, also when `body` throws (a failed `#require`,
+    /// a wait that timed out): a manager dropped without its shutdown traps on its HTTP
+    /// client's check, which ends the whole test process and every test in it.
+    static func shuttingDown<T>(_ managers: [DownloadManager], _ body: () async throws -> T) async throws -> T {
+        let value: T
+        do {
+            value = try await body()
+        } catch {
+            for manager in managers { await manager.shutdown() }
+            throw error
+        }
+        for manager in managers { await manager.shutdown() }
+        return value
+    }
+}
+
 struct TestFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

@@ -54,49 +54,49 @@ struct FleetPlacementTests {
             let out = try temporary.subdirectory("out")
             let a = try await Self.member(fixture)
             let b = try await Self.member(fixture)
-            var groups: [String: [DownloadID]] = [:]
-            var files: [String: [URL]] = [:]
-            for g in 0..<6 {
-                let names = (0..<5).map { "g\(g)-\($0).bin" }
-                let requests = names.enumerated().map { n, name in
-                    Support.request(server, "/file/\(name)", ["size": "20000", "seed": "\(g * 10 + n + 1)"], in: out, name: name)
+            try await Support.shuttingDown([a, b]) {
+                var groups: [String: [DownloadID]] = [:]
+                var files: [String: [URL]] = [:]
+                for g in 0..<6 {
+                    let names = (0..<5).map { "g\(g)-\($0).bin" }
+                    let requests = names.enumerated().map { n, name in
+                        Support.request(server, "/file/\(name)", ["size": "20000", "seed": "\(g * 10 + n + 1)"], in: out, name: name)
+                    }
+                    groups["g\(g)"] = try await a.addMembers(requests, toGroup: "g\(g)")
+                    files["g\(g)"] = names.map { out.appendingPathComponent($0) }
                 }
-                groups["g\(g)"] = try await a.addMembers(requests, toGroup: "g\(g)")
-                files["g\(g)"] = names.map { out.appendingPathComponent($0) }
-            }
-            var seen: Set<String> = []
-            var last: Int64 = 0
-            var missing: [String] = []
-            let explaining: () async -> String = {
-                let rows = (try? await fixture.sql("""
-                    SELECT string_agg(groupName || ':' || state || ':' || coalesce(leaseOwner, '-') || ':' || leaseEpoch || ':' || attempts || ':' || coalesce(error, '-'), ' ' ORDER BY position)
-                    FROM haul.download WHERE state <> 'completed'
-                    """)) ?? "?"
-                return "groups seen: \(seen.sorted()); rows: \(rows)"
-            }
-            try await waitUntil("every group's event in the outbox", within: .seconds(150), maxInterval: .milliseconds(2), explaining: explaining) {
-                for event in try await fixture.store.events(session: fixture.session, after: last, limit: 1_000) {
-                    last = event.sequence
-                    guard event.kind == .groupCompleted, let name = event.group else { continue }
-                    seen.insert(name)
-                    for file in files[name] ?? [] where !FileManager.default.fileExists(atPath: file.path) {
-                        missing.append(file.lastPathComponent)
+                var seen: Set<String> = []
+                var last: Int64 = 0
+                var missing: [String] = []
+                let explaining: () async -> String = {
+                    let rows = (try? await fixture.sql("""
+                        SELECT string_agg(groupName || ':' || state || ':' || coalesce(leaseOwner, '-') || ':' || leaseEpoch || ':' || attempts || ':' || coalesce(error, '-'), ' ' ORDER BY position)
+                        FROM haul.download WHERE state <> 'completed'
+                        """)) ?? "?"
+                    return "groups seen: \(seen.sorted()); rows: \(rows)"
+                }
+                try await waitUntil("every group's event in the outbox", within: .seconds(150), maxInterval: .milliseconds(2), explaining: explaining) {
+                    for event in try await fixture.store.events(session: fixture.session, after: last, limit: 1_000) {
+                        last = event.sequence
+                        guard event.kind == .groupCompleted, let name = event.group else { continue }
+                        seen.insert(name)
+                        for file in files[name] ?? [] where !FileManager.default.fileExists(atPath: file.path) {
+                            missing.append(file.lastPathComponent)
+                        }
+                    }
+                    return seen.count == groups.count
+                }
+                #expect(missing.isEmpty, "files not in place when their group's event was in the store: \(missing)")
+                let events = try await Self.events(fixture.store, session: fixture.session)
+                Self.expectMembersBeforeTheirGroup(events, groups: groups)
+                for (g, urls) in files {
+                    for (n, url) in urls.enumerated() {
+                        let seed = UInt64(Int(g.dropFirst())! * 10 + n + 1)
+                        #expect(Support.contents(url) == TestContent.bytes(seed: seed, size: 20_000), "\(url.lastPathComponent)")
                     }
                 }
-                return seen.count == groups.count
+                #expect(Support.leftovers(out).isEmpty)
             }
-            #expect(missing.isEmpty, "files not in place when their group's event was in the store: \(missing)")
-            let events = try await Self.events(fixture.store, session: fixture.session)
-            Self.expectMembersBeforeTheirGroup(events, groups: groups)
-            for (g, urls) in files {
-                for (n, url) in urls.enumerated() {
-                    let seed = UInt64(Int(g.dropFirst())! * 10 + n + 1)
-                    #expect(Support.contents(url) == TestContent.bytes(seed: seed, size: 20_000), "\(url.lastPathComponent)")
-                }
-            }
-            #expect(Support.leftovers(out).isEmpty)
-            await a.shutdown()
-            await b.shutdown()
         }
     }
 
@@ -145,11 +145,12 @@ struct FleetPlacementTests {
             try await fixture.expire(ids)
 
             let next = try await Self.member(fixture)
-            let events = try await waitForValue("the group's event in the outbox", within: .seconds(150)) {
-                let events = try await Self.events(fixture.store, session: fixture.session)
-                return events.contains { $0.kind == .groupCompleted } ? events : nil
+            let events = try await Support.shuttingDown([next]) {
+                try await waitForValue("the group's event in the outbox", within: .seconds(150)) {
+                    let events = try await Self.events(fixture.store, session: fixture.session)
+                    return events.contains { $0.kind == .groupCompleted } ? events : nil
+                }
             }
-            await next.shutdown()
             Self.expectMembersBeforeTheirGroup(events, groups: ["left": ids])
             #expect(events.first { $0.kind == .groupCompleted }?.completed == ids, "in queue order")
             #expect(Support.listing(out) == ["left.bin", "renamed.bin"], "each file placed once, nothing left over")
@@ -195,19 +196,21 @@ struct FleetPlacementTests {
             var local = Support.fastConfiguration()
             local.keepsEventOutbox = true
             let alone = DownloadManager(configuration: local)
-            let oneDaemon = try await run(alone, in: try temporary.subdirectory("alone")) {
-                // As `haul.events` reads one daemon's outbox: events still in memory are written first.
-                try await alone.storedEvents(after: 0, limit: 100_000)
+            let oneDaemon = try await Support.shuttingDown([alone]) {
+                try await run(alone, in: try temporary.subdirectory("alone")) {
+                    // As `haul.events` reads one daemon's outbox: events still in memory are written first.
+                    try await alone.storedEvents(after: 0, limit: 100_000)
+                }
             }
-            await alone.shutdown()
             #expect(oneDaemon == [["a.bin", "b.bin"], ["f.bin"], ["c.bin"]])
 
             let fixture = try await LeaseFixture.make(SessionSettings())
             let member = try await Self.member(fixture)
-            let fleet = try await run(member, in: try temporary.subdirectory("fleet")) {
-                try await Self.events(fixture.store, session: fixture.session)
+            let fleet = try await Support.shuttingDown([member]) {
+                try await run(member, in: try temporary.subdirectory("fleet")) {
+                    try await Self.events(fixture.store, session: fixture.session)
+                }
             }
-            await member.shutdown()
             #expect(fleet == oneDaemon)
         }
     }

@@ -22,48 +22,49 @@ struct FleetStoreOutageTests {
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             let out = try temporary.subdirectory("out")
-            let member = try await FleetPlacementTests.member(fixture)
             let names = (0..<48).map { "o\($0).bin" }
             let requests = names.enumerated().map { n, name in
                 Support.request(server, "/file/\(name)", ["size": "30000", "seed": "\(n + 1)", "rate": "100000"], in: out, name: name)
             }
-            let ids = try await member.addMembers(requests, toGroup: "outage")
-            func completed() async throws -> Int { try await Int(fixture.sql("SELECT count(*) FROM haul.download WHERE state = 'completed'")) ?? 0 }
-            // Rounds of ended connections, each once two more downloads completed since the
-            // one before: the store keeps failing writes, and there is progress in between.
-            var endings = 0
-            var done = 0
-            while done < 32 {
-                _ = try await fixture.sql("""
-                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
-                    WHERE datname = current_database() AND pid <> pg_backend_pid()
-                    """)
-                endings += 1
-                let before = done
-                let stuck: () async -> String = {
+            let member = try await FleetPlacementTests.member(fixture)
+            let (ids, failedWrite) = try await Support.shuttingDown([member]) {
+                let ids = try await member.addMembers(requests, toGroup: "outage")
+                func completed() async throws -> Int { try await Int(fixture.sql("SELECT count(*) FROM haul.download WHERE state = 'completed'")) ?? 0 }
+                // Rounds of ended connections, each once two more downloads completed since the
+                // one before: the store keeps failing writes, and there is progress in between.
+                var endings = 0
+                var done = 0
+                while done < 32 {
+                    _ = try await fixture.sql("""
+                        SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                        WHERE datname = current_database() AND pid <> pg_backend_pid()
+                        """)
+                    endings += 1
+                    let before = done
+                    let stuck: () async -> String = {
+                        let rows = (try? await fixture.sql("""
+                            SELECT string_agg(state || ':' || coalesce(leaseOwner, '-') || ':' || (leaseUntil > now())::text || ':' || coalesce(error, '-'), ' ') FROM haul.download WHERE state <> 'completed' AND (state <> 'queued' OR leaseOwner IS NOT NULL)
+                            """)) ?? "?"
+                        let local = await member.downloads().map { "\($0.state)" }
+                        let counts = Dictionary(local.map { ($0, 1) }, uniquingKeysWith: +)
+                        return "rows: \(rows); local: \(counts); fleet: \(await member.fleetDebugDescription()); last write error: \(await member.lastWriteError?.message ?? "-")"
+                    }
+                    done = try await waitForValue("two more downloads to complete after \(endings) rounds", within: .seconds(40), explaining: stuck) {
+                        let now = try await completed()
+                        return now >= before + 2 ? now : nil
+                    }
+                }
+                let explaining: () async -> String = {
                     let rows = (try? await fixture.sql("""
-                        SELECT string_agg(state || ':' || coalesce(leaseOwner, '-') || ':' || (leaseUntil > now())::text || ':' || coalesce(error, '-'), ' ') FROM haul.download WHERE state <> 'completed' AND (state <> 'queued' OR leaseOwner IS NOT NULL)
+                        SELECT string_agg(state || ':' || coalesce(error, '-'), ' ') FROM haul.download WHERE state <> 'completed'
                         """)) ?? "?"
-                    let local = await member.downloads().map { "\($0.state)" }
-                    let counts = Dictionary(local.map { ($0, 1) }, uniquingKeysWith: +)
-                    return "rows: \(rows); local: \(counts); fleet: \(await member.fleetDebugDescription()); last write error: \(await member.lastWriteError?.message ?? "-")"
+                    return "after \(endings) rounds of ended connections; unfinished: \(rows)"
                 }
-                done = try await waitForValue("two more downloads to complete after \(endings) rounds", within: .seconds(40), explaining: stuck) {
-                    let now = try await completed()
-                    return now >= before + 2 ? now : nil
+                try await waitUntil("the group's end in the outbox", within: .seconds(120), explaining: explaining) {
+                    try await FleetPlacementTests.events(fixture.store, session: fixture.session).contains { $0.kind == .groupCompleted }
                 }
+                return (ids, await member.lastWriteError)
             }
-            let explaining: () async -> String = {
-                let rows = (try? await fixture.sql("""
-                    SELECT string_agg(state || ':' || coalesce(error, '-'), ' ') FROM haul.download WHERE state <> 'completed'
-                    """)) ?? "?"
-                return "after \(endings) rounds of ended connections; unfinished: \(rows)"
-            }
-            try await waitUntil("the group's end in the outbox", within: .seconds(120), explaining: explaining) {
-                try await FleetPlacementTests.events(fixture.store, session: fixture.session).contains { $0.kind == .groupCompleted }
-            }
-            let failedWrite = await member.lastWriteError
-            await member.shutdown()
             #expect(failedWrite != nil, "no write met an ended connection: the test did not test anything")
             let events = try await FleetPlacementTests.events(fixture.store, session: fixture.session)
             FleetPlacementTests.expectMembersBeforeTheirGroup(events, groups: ["outage": ids])

@@ -17,28 +17,29 @@ struct FleetViewTests {
         var configuration = DownloadManager.Configuration()
         configuration.keepsEventOutbox = true
         let onB = DownloadManager(configuration: configuration, store: b, session: fixture.session)
-        #expect(await onB.downloadsElsewhere(inStates: [.queued, .running, .paused]).isEmpty)
+        try await Support.shuttingDown([onB]) {
+            #expect(await onB.downloadsElsewhere(inStates: [.queued, .running, .paused]).isEmpty)
 
-        let ids = try await fixture.add(1...4)
-        let key = { (n: Int) in String(Int64(bitPattern: ids[n].rawValue)) }
-        _ = try await fixture.sql("UPDATE haul.download SET state = 'running', durableOffset = 500, expectedLength = 1000 WHERE id = \(key(1))")
-        _ = try await fixture.sql("UPDATE haul.download SET state = 'completed', durableOffset = 2000, expectedLength = 2000 WHERE id = \(key(3))")
-        var other = StoreTests.minimal(9, session: "another session")
-        other.state = .queued
-        try await fixture.store.save([other])
+            let ids = try await fixture.add(1...4)
+            let key = { (n: Int) in String(Int64(bitPattern: ids[n].rawValue)) }
+            _ = try await fixture.sql("UPDATE haul.download SET state = 'running', durableOffset = 500, expectedLength = 1000 WHERE id = \(key(1))")
+            _ = try await fixture.sql("UPDATE haul.download SET state = 'completed', durableOffset = 2000, expectedLength = 2000 WHERE id = \(key(3))")
+            var other = StoreTests.minimal(9, session: "another session")
+            other.state = .queued
+            try await fixture.store.save([other])
 
-        let unfinished = await onB.downloadsElsewhere(inStates: [.queued, .running, .paused])
-        #expect(unfinished.map(\.id) == [ids[0], ids[1], ids[2]])
-        #expect(await onB.downloadsElsewhere(inStates: [.running]).map(\.id) == [ids[1]])
-        #expect(await onB.downloadsElsewhere(inStates: [.completed]).isEmpty, "finished history is never scanned")
+            let unfinished = await onB.downloadsElsewhere(inStates: [.queued, .running, .paused])
+            #expect(unfinished.map(\.id) == [ids[0], ids[1], ids[2]])
+            #expect(await onB.downloadsElsewhere(inStates: [.running]).map(\.id) == [ids[1]])
+            #expect(await onB.downloadsElsewhere(inStates: [.completed]).isEmpty, "finished history is never scanned")
 
-        let running = try #require(await onB.snapshotInFleet(ids[1]))
-        #expect(running.state == .running)
-        #expect(running.progress.completedBytes == 500 && running.progress.expectedBytes == 1000)
-        let completed = try #require(await onB.snapshotInFleet(ids[3]))
-        #expect(completed.state == .completed && completed.progress.completedBytes == 2000)
-        #expect(await onB.snapshotInFleet(other.id) == nil, "another session's download is not this one's")
-        await onB.close()
+            let running = try #require(await onB.snapshotInFleet(ids[1]))
+            #expect(running.state == .running)
+            #expect(running.progress.completedBytes == 500 && running.progress.expectedBytes == 1000)
+            let completed = try #require(await onB.snapshotInFleet(ids[3]))
+            #expect(completed.state == .completed && completed.progress.completedBytes == 2000)
+            #expect(await onB.snapshotInFleet(other.id) == nil, "another session's download is not this one's")
+        }
     }
 
     /// On SQLite nothing else writes the store: nothing is read beyond the manager's memory.
