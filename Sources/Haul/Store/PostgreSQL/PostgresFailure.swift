@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import PostgresNIO
 
 /// Turns what PostgreSQL or postgres-nio threw into the `HaulError` callers receive, and
@@ -30,6 +31,11 @@ enum PostgresFailure {
             }
             return HaulError(.fileSystem, "cannot \(action) in \(address): \(psql.code)\(psql.underlying.map { ": \($0)" } ?? "")")
         }
+        if error is ChannelError || error is IOError {
+            // The connection broke under the statement (a raw channel error, not one the
+            // driver wrapped): as a server that went away.
+            return HaulError(.connectionFailed, "cannot \(action) in \(address): the connection broke (\(error))")
+        }
         return HaulError(.fileSystem, "cannot \(action) in \(address): \(error)")
     }
 
@@ -58,7 +64,7 @@ enum PostgresFailure {
     /// connection that broke), as opposed to a server that answered with a refusal.
     static func isUnreachable(_ error: PSQLError) -> Bool {
         error.code == .connectionError || error.code == .serverClosedConnection
-            || error.code == .uncleanShutdown || error.code == .poolClosed
+            || error.code == .uncleanShutdown || error.code == .poolClosed || error.code == .clientClosedConnection
     }
 
     /// A connection of its own (for the migrations), tried again every half second up to `wait`
