@@ -110,6 +110,7 @@ extension DownloadManager {
     /// Stops (if needed) and forgets a download, deleting its part file; with `deletingFile`,
     /// a completed download's file is deleted too, if it is still the file Haul placed.
     public func remove(_ id: DownloadID, deletingFile: Bool = false) async throws(HaulError) {
+        await settleOwedEnd(of: id)
         if !controlsLocally(id), records[id]?.machine.publicState.isTerminal != true {
             return try await removeThroughFleet(id)
         }

@@ -263,6 +263,7 @@ public actor DownloadManager: SessionBackend {
     /// Stops a download, keeping its bytes and resume state; returns once it has stopped.
     /// Throws `.unknownDownload`, or `.invalidState` for a download that has finished.
     public func pause(_ id: DownloadID) async throws(HaulError) {
+        await settleOwedEnd(of: id)
         guard controlsLocally(id) else { return try await controlThroughFleet(.pause, id) }
         try await request(id) { $0.pause() }
     }
@@ -289,6 +290,7 @@ public actor DownloadManager: SessionBackend {
     /// resumed through the store (queued again there, for any daemon to claim), and errors
     /// (`.unknownDownload`, `.invalidState`) are thrown as for a download held here.
     package func resumeThroughFleet(_ id: DownloadID) async throws(HaulError) {
+        await settleOwedEnd(of: id)
         guard controlsLocally(id) else { return try await controlThroughFleet(.resume, id) }
         try resumeHere(id)
     }
@@ -305,6 +307,7 @@ public actor DownloadManager: SessionBackend {
     /// Stops a download for good and deletes its part file; returns once it has stopped.
     /// Throws `.unknownDownload`, or `.invalidState` for a download that has finished.
     public func cancel(_ id: DownloadID) async throws(HaulError) {
+        await settleOwedEnd(of: id)
         guard controlsLocally(id) else { return try await controlThroughFleet(.cancel, id) }
         try await request(id) { $0.cancel() }
     }

@@ -12,11 +12,14 @@ struct FleetPlacementTests {
     /// A fleet member on its own store, claiming and renewing (leases of 30 s, as a daemon's
     /// default: a loaded machine that delays a renewal does not lose one; a claim poll of
     /// 200 ms), with an outbox as a daemon keeps one.
-    static func member(_ fixture: LeaseFixture, slots: Int = 8) async throws -> DownloadManager {
+    static func member(
+        _ fixture: LeaseFixture, slots: Int = 8, operationTimeLimit: Duration = PostgresStore.defaultOperationTimeLimit
+    ) async throws -> DownloadManager {
         var configuration = Support.fastConfiguration()
         configuration.keepsEventOutbox = true
         configuration.fleet = FleetMembership(slots: slots, leaseDuration: .seconds(30), claimInterval: .milliseconds(200))
-        let manager = DownloadManager(configuration: configuration, store: try await fixture.daemon(), session: fixture.session)
+        let store = try await fixture.daemon(operationTimeLimit: operationTimeLimit)
+        let manager = DownloadManager(configuration: configuration, store: store, session: fixture.session)
         try await manager.restore(continueInterrupted: true)
         await manager.startFleet()
         return manager

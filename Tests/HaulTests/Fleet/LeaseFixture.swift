@@ -24,8 +24,8 @@ struct LeaseFixture {
     }
 
     /// A store of its own, as another daemon on the same database would open.
-    func daemon() async throws -> PostgresStore {
-        try await PostgresStore.open(address: address, stateDirectory: nil, waitingUpTo: .zero)
+    func daemon(operationTimeLimit: Duration = PostgresStore.defaultOperationTimeLimit) async throws -> PostgresStore {
+        try await PostgresStore.open(address: address, stateDirectory: nil, waitingUpTo: .zero, operationTimeLimit: operationTimeLimit)
     }
 
     /// Adds queued downloads `numbers` of the session (positions in that order), on `host`.

@@ -28,6 +28,18 @@ extension DownloadManager {
         return fleet.book.lease(of: id) != nil || fleet.ending[id] != nil
     }
 
+    /// Before a control is routed (`controlsLocally`): a download whose end is owed here (its
+    /// lease given back by a write not yet committed, `FleetState.ending`) waits for that
+    /// write. Decided while it was in flight, the control was done here and written after the
+    /// lease was gone, plainly, without the group check: a group whose last member was
+    /// canceled so never completed (`FleetControlTests`, under load). Settled, the download is
+    /// either still ending here (the write failed: the next one gives the lease back, fenced,
+    /// with the control in it) or nobody's, and goes through the store.
+    func settleOwedEnd(of id: DownloadID) async {
+        guard let fleet, fleet.book.lease(of: id) == nil, fleet.ending[id] != nil else { return }
+        await flushDirty()
+    }
+
     /// A client's control of a download this fleet member does not hold. Returns once it is
     /// carried out here, or once its owner carried it out (or after a lease's duration, when
     /// the owner has not: the request stays recorded for it, or for whoever takes it over).

@@ -30,21 +30,25 @@ final class PostgresStore: DownloadStoring {
 
     var isPersistent: Bool { true }
 
-    private init(address: PostgresAddress, stateDirectory: URL?) {
+    /// How long one operation may go unanswered before it is given up (`PostgresStore+TimeLimit`).
+    let operationTimeLimit: Duration
+
+    private init(address: PostgresAddress, stateDirectory: URL?, operationTimeLimit: Duration) {
         self.address = address
         self.stateDirectory = stateDirectory
+        self.operationTimeLimit = operationTimeLimit
         let client = PostgresClient(configuration: Self.clientConfiguration(address))
         self.client = client
         self.running = Task { await client.run() }
         let listener = PostgresListener(address: address)
         self.listener = listener
         self.changes = StoreChangeFeed { [weak listener] feed in listener?.start(feeding: feed) }
-        self.committer = GroupCommitter { [client, address] writes in
+        self.committer = GroupCommitter { [client, address, operationTimeLimit] writes in
             // A task of its own: a caller's cancellation must not abort others' rows.
             await Task {
                 do {
                     let fences = StoreWrite.fences(in: writes)
-                    try await Self.transaction(on: client, "save downloads", address: address) { connection in
+                    try await Self.transaction(on: client, "save downloads", address: address, within: operationTimeLimit) { connection in
                         // What a rolled-back attempt recorded on the fences is forgotten.
                         for fence in fences { fence.attemptStarted() }
                         try await PostgresWrites.apply(writes, on: connection)
@@ -64,7 +68,10 @@ final class PostgresStore: DownloadStoring {
 
     /// Connects (trying again for up to `wait` while the server does not answer), brings the
     /// schema up to date, and opens the pool.
-    static func open(address: PostgresAddress, stateDirectory: URL?, waitingUpTo wait: Duration) async throws(HaulError) -> PostgresStore {
+    static func open(
+        address: PostgresAddress, stateDirectory: URL?, waitingUpTo wait: Duration,
+        operationTimeLimit: Duration = defaultOperationTimeLimit
+    ) async throws(HaulError) -> PostgresStore {
         let connection = try await PostgresFailure.connect(address, waitingUpTo: wait)
         do {
             try await PostgresSchema.migrate(on: connection)
@@ -73,7 +80,7 @@ final class PostgresStore: DownloadStoring {
             try? await connection.close()
             throw PostgresFailure.error(error, "bring the store's tables up to date", address: address)
         }
-        return PostgresStore(address: address, stateDirectory: stateDirectory)
+        return PostgresStore(address: address, stateDirectory: stateDirectory, operationTimeLimit: operationTimeLimit)
     }
 
     static func clientConfiguration(_ address: PostgresAddress) -> PostgresClient.Configuration {
@@ -134,7 +141,7 @@ final class PostgresStore: DownloadStoring {
         _ action: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws(HaulError) -> Value {
         do {
-            return try await Self.answering(within: Self.operationTimeLimit, action, address: address) { [client] watch in
+            return try await Self.answering(within: operationTimeLimit, action, address: address) { [client] watch in
                 try await client.withConnection { connection in
                     watch.using(connection)
                     return try await body(connection)
@@ -151,7 +158,7 @@ final class PostgresStore: DownloadStoring {
         _ action: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws(HaulError) -> Value {
         do {
-            return try await Self.transaction(on: client, action, address: address, body)
+            return try await Self.transaction(on: client, action, address: address, within: operationTimeLimit, body)
         } catch {
             throw PostgresFailure.error(error, action, address: address)
         }
@@ -166,13 +173,13 @@ final class PostgresStore: DownloadStoring {
     /// that lost such a conflict failed as a whole, and the files placed with it ended paused
     /// as if the store were broken.
     static func transaction<Value: Sendable>(
-        on client: PostgresClient, _ action: String, address: PostgresAddress,
+        on client: PostgresClient, _ action: String, address: PostgresAddress, within limit: Duration,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
         var attempt = 1
         while true {
             do {
-                return try await answering(within: operationTimeLimit, action, address: address) { watch in
+                return try await answering(within: limit, action, address: address) { watch in
                     try await client.withConnection { connection in
                         watch.using(connection)
                         return try await connection.withTransaction(logger: Self.logger) { connection in try await body(connection) }
