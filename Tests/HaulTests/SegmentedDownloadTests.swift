@@ -203,7 +203,9 @@ struct SegmentedDownloadTests {
             let query = ["size": "\(size)", "seed": "110", "drop": "100000", "dropTimes": "1", "stall": "10"]
             var configuration = Self.configuration(split: 2)
             configuration.retry = RetryPolicy(maxRetries: 0)
-            configuration.readTimeout = .seconds(4)
+            // Below the 10 s stall, so that only a takeover completes it; not less: with the
+            // whole suite on 2 cores, the second connection has taken more than 4 s to start.
+            configuration.readTimeout = .seconds(8)
             configuration.stalledConnectionTimeout = .milliseconds(500)
             let request = Support.request(server, "/file/stalled.bin", query, in: dir, checksums: [sha])
             let info = try await Support.downloadOne(request, configuration: configuration)
