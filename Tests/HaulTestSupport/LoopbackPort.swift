@@ -25,6 +25,26 @@ public enum LoopbackPort {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// A socket listening on a loopback port the kernel picked, and that port: for a test's own
+    /// server thread, or (never accepting) a server that takes connections and never answers.
+    /// The caller closes the descriptor.
+    public static func listening(backlog: Int32 = 16) throws -> (descriptor: Int32, port: Int) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ChildProcessError("socket() failed") }
+        var address = loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ready = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, backlog) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard ready else {
+            close(fd)
+            throw ChildProcessError("cannot listen on loopback")
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
     /// Whether something accepts connections on loopback `port` now; with `waitUntil`, for a
     /// server a test starts as a process.
     public static func accepts(_ port: Int) -> Bool {

@@ -83,24 +83,7 @@ final class CannedHTTPServer: @unchecked Sendable {
     var connections: Int { lock.withLock { accepted } }
 
     init(response: String) throws {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(fd, address, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, address, &length) == 0
-            }
-        }
-        guard fd >= 0, bound else { throw TestFailure("cannot listen on loopback") }
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try LoopbackPort.listening()
         let bytes = Array(response.utf8)
         Thread.detachNewThread { [self] in serve(bytes) }
     }

@@ -88,20 +88,7 @@ extension DownloadManager {
     package func stateCountsAsListed() async -> StateCounts {
         guard let shared = sharedStore else { return stateCounts() }
         let shown = listedFromMemory()
-        var counts = StateCounts()
-        records.scan { id, _, state, _, progress in
-            guard shown.contains(id) else { return }
-            switch state {
-            case .queued: counts.queued += 1
-            case .running:
-                counts.running += 1
-                counts.bytesPerSecond += progress.bytesPerSecond
-            case .paused: counts.paused += 1
-            case .completed: counts.completed += 1
-            case .failed: counts.failed += 1
-            case .canceled: counts.canceled += 1
-            }
-        }
+        var counts = stateCounts(of: shown)
         guard let stored = try? await shared.unfinishedCount(session: session), stored > unfinishedCount(of: shown),
               let elsewhere = try? await shared.unfinishedCounts(session: session, excluding: Array(shown))
         else { return counts }

@@ -16,10 +16,12 @@ extension DownloadManager {
         package var bytesPerSecond: Double = 0
     }
 
-    /// Counts downloads by state, in one pass and without copying their infos.
-    package func stateCounts() -> StateCounts {
+    /// Counts downloads by state (only those in `shown`, when given), in one pass and without
+    /// copying their infos.
+    package func stateCounts(of shown: Set<DownloadID>? = nil) -> StateCounts {
         var counts = StateCounts()
-        records.scan { _, _, state, _, progress in
+        records.scan { id, _, state, _, progress in
+            if let shown, !shown.contains(id) { return }
             switch state {
             case .queued: counts.queued += 1
             case .running:
