@@ -75,32 +75,27 @@ package final class StoreChangeFeed: Sendable {
     /// daemon's claim loop (each change is a reason to claim now rather than at its next poll).
     /// Each call is an independent subscriber; the stream ends when the subscriber stops.
     package func queueChanges() -> AsyncStream<QueueChange> {
-        startIfNeeded()
-        let (stream, continuation) = AsyncStream<QueueChange>.makeStream(bufferingPolicy: .bufferingNewest(64))
-        let id = state.withLockedValue { state in
-            state.nextObserver += 1
-            state.queueContinuations[state.nextObserver] = continuation
-            return state.nextObserver
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLockedValue { $0.queueContinuations.removeValue(forKey: id) }
-        }
-        return stream
+        subscribe(\.queueContinuations)
     }
 
     /// Sessions in which a pause or cancel was asked of a download another daemon runs (nil:
     /// any, after notifications were lost): the hook for the owner to read the requests of its
     /// leases now (`DownloadManager.fleetNotified`). Each call is an independent subscriber.
     package func controlRequests() -> AsyncStream<QueueChange> {
+        subscribe(\.controlContinuations)
+    }
+
+    /// A new subscriber in one of the tables of continuations, removed when it stops.
+    private func subscribe(_ table: WritableKeyPath<State, [Int: AsyncStream<QueueChange>.Continuation]> & Sendable) -> AsyncStream<QueueChange> {
         startIfNeeded()
         let (stream, continuation) = AsyncStream<QueueChange>.makeStream(bufferingPolicy: .bufferingNewest(64))
         let id = state.withLockedValue { state in
             state.nextObserver += 1
-            state.controlContinuations[state.nextObserver] = continuation
+            state[keyPath: table][state.nextObserver] = continuation
             return state.nextObserver
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLockedValue { $0.controlContinuations.removeValue(forKey: id) }
+            _ = self?.state.withLockedValue { $0[keyPath: table].removeValue(forKey: id) }
         }
         return stream
     }
