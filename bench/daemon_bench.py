@@ -33,6 +33,12 @@ class Daemon:
             sys.exit(f"{method}: {answer['error']}")
         return answer["result"]
 
+    def cpu(self):
+        """The daemon's CPU time so far (user and system), in seconds."""
+        with open(f"/proc/{self.process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def rss(self):
         with open(f"/proc/{self.process.pid}/status") as status:
             return int(re.search(r"VmRSS:\s+(\d+)", status.read()).group(1)) * 1024

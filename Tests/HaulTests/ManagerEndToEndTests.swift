@@ -322,6 +322,8 @@ struct ManagerShutdownTests {
         configuration.connectTimeout = .seconds(60)
         let info = try await Support.downloadOne(request, configuration: configuration)
         #expect(info.error?.code == .connectionFailed)
-        #expect(clock.now - start < .seconds(30), "the 60 s connect timeout must not be waited out")
+        // Waiting out the connect timeout would take 60 s; the margin below it is for a loaded
+        // machine, where this test took 34 s in a full run.
+        #expect(clock.now - start < .seconds(55), "the 60 s connect timeout must not be waited out")
     }
 }

@@ -36,16 +36,39 @@ struct SegmentResumeTests {
     }
 
     /// Runs `request` with one connection until 500 KiB are here, then asks for four and waits
-    /// for the end; the download completes with its checksum verified.
-    static func widenWhileRunning(_ request: DownloadRequest, sha: Checksum) async throws {
+    /// for the end; the download completes with its checksum verified. When the first 500 KiB
+    /// do not come, the failure says what the download and the server did meanwhile.
+    static func widenWhileRunning(_ request: DownloadRequest, sha: Checksum, server: TestServer, key: String) async throws {
         var request = request
         request.split = 1
         try await withDownloadManager(configuration: SegmentedDownloadTests.configuration()) { manager in
             let events = manager.managerEvents()
             let id = try await manager.enqueue(request)
-            _ = try await firstMatch(in: events, "500 KiB") { event -> Bool? in
-                if case .progress(id, let progress) = event, progress.completedBytes >= 500 << 10 { return true }
-                return nil
+            let trail = EventTrail()
+            do {
+                _ = try await firstMatch(in: events, "500 KiB") { event -> Bool? in
+                    switch event {
+                    case .progress(id, let progress):
+                        if progress.completedBytes >= 500 << 10 { return true }
+                        await trail.add("\(progress.completedBytes) bytes")
+                    case .checkpointed(id, let durableOffset):
+                        await trail.add("durable \(durableOffset)")
+                    case .failed(let info) where info.id == id:
+                        throw WaitFailure("500 KiB", .ended, details: "the download failed: \(info.error?.message ?? "no error")")
+                    case .retrying(id, let attempt, _, let error):
+                        await trail.add("attempt \(attempt) after \(error.message)")
+                    case .started(id, let resumedFrom, _):
+                        await trail.add("started from \(resumedFrom)")
+                    case .paused(id, let reason):
+                        await trail.add("paused: \(reason?.message ?? "by request")")
+                    default: break
+                    }
+                    return nil
+                }
+            } catch {
+                let log = server.requests(forKey: key).map { "\($0.header("range") ?? "whole") → \($0.status)" }
+                Issue.record("the download: \(await trail.lines); the server: \(log); sent \(server.bytesSent(forKey: key))")
+                throw error
             }
             var wider = request
             wider.split = 4
@@ -53,6 +76,17 @@ struct SegmentResumeTests {
             let info = try await manager.finished(id)
             #expect(info.state == .completed)
             #expect(info.verifiedChecksums.contains(sha))
+        }
+    }
+
+    /// What a download did, kept for a failure's message.
+    actor EventTrail {
+        private(set) var lines: [String] = []
+        private let start = ContinuousClock.now
+        func add(_ line: String) {
+            let elapsed = start.duration(to: .now).formatted(.units(allowed: [.milliseconds]))
+            if lines.last?.hasSuffix(" bytes") == true, line.hasSuffix(" bytes") { lines.removeLast() }
+            lines.append("\(elapsed): \(line)")
         }
     }
 
@@ -143,7 +177,7 @@ struct SegmentResumeTests {
             let dir = temporary.url
             let key = "/file/widened.bin"
             let (request, bytes, sha) = try Self.throttledFile(server, key, seed: 140, in: dir)
-            try await Self.widenWhileRunning(request, sha: sha)
+            try await Self.widenWhileRunning(request, sha: sha, server: server, key: key)
             #expect(Support.contents(dir.appendingPathComponent("widened.bin")) == bytes)
             #expect(Support.leftovers(dir).isEmpty)
 
@@ -170,7 +204,7 @@ struct SegmentResumeTests {
             let key = "/file/turned.bin"
             // The first request and the resumed one get ranges; the segments' requests do not.
             let (request, bytes, sha) = try Self.throttledFile(server, key, seed: 150, in: dir, extra: ["rangesFor": "2"])
-            try await Self.widenWhileRunning(request, sha: sha)
+            try await Self.widenWhileRunning(request, sha: sha, server: server, key: key)
             #expect(Support.contents(dir.appendingPathComponent("turned.bin")) == bytes)
             let requests = server.requests(forKey: key)
             let log = requests.map { "\($0.header("range") ?? "whole") → \($0.status)" }

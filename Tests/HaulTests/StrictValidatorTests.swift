@@ -61,7 +61,11 @@ struct StrictValidatorTests {
             #expect(contents == Self.changed(seed: seed, size: size), "old and new bytes were mixed")
             let requests = server.requests(forKey: "/file/resume-\(changedETag).bin")
             #expect(requests.count == 3, "first answer, the range that proves nothing, the whole new file")
-            #expect(requests.dropFirst().first?.header("range") == "bytes=80000-")
+            // The resume asks for the rest of what arrived: up to the 80,000 bytes sent before
+            // the drop (an HTTP client may discard the body parts it had not yet handed on
+            // when the connection ends, so a loaded run can resume from fewer).
+            let resumedAt = requests.dropFirst().first.flatMap(SegmentedDownloadTests.rangeStart)
+            #expect(resumedAt.map { (1...80_000).contains($0) } == true, "\(requests.map { $0.header("range") ?? "whole" })")
             #expect(requests.last?.header("range") == nil)
         }
     }
