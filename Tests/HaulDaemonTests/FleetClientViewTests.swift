@@ -256,4 +256,55 @@ struct FleetClientViewTests {
             try outcome.get()
         }
     }
+
+    /// Two downloads added through `b` and run to completion by `a`, then one of `a`'s own
+    /// left running: `b`'s listing (`haul.list`) and status show the two completed and the
+    /// running one, and a wait on `b` (`haul.wait`) returns with the end. Before, `b` listed its own record of the two, queued for ever, and, taking
+    /// those for unfinished downloads it held, did not look for the running one at all.
+    @Test func downloadsAddedHereAndRunElsewhereAreListedAsTheyAre() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try await cluster.makeDatabase()
+        try await withTestServer { server in
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let out = try temporary.subdirectory("out")
+            let a = try await Self.member(url, claims: true)
+            let b = try await Self.member(url, claims: false)
+            let outcome: Result<Void, any Error>
+            do {
+                var added: [DownloadID] = []
+                for n in 0..<2 {
+                    let request = DownloadRequest(url: URL(string: server.url("/file/h\(n).bin", ["size": "3000", "seed": "\(n + 70)"]))!, directory: out)
+                    added.append(try await b.add(request).id)
+                }
+                // A client of `b` waiting for the first (haul.wait) hears of its end on `a`.
+                let first = added[0]
+                let waited = Task { try await b.waitInFleet(first, timeout: .seconds(90)) }
+                let slow = DownloadRequest(url: URL(string: server.url("/file/own.bin", ["size": "400000", "seed": "79", "rate": "20000"]))!, directory: out)
+                let own = try await a.add(slow).id
+                try await waitUntil("two completed rows and one running", within: .seconds(60)) {
+                    let completed = try await Self.rows(cluster, url, state: "completed")
+                    let running = try await Self.rows(cluster, url, state: "running")
+                    return completed == "2" && running == "1"
+                }
+                let listed = await b.downloadsInFleet()
+                let states = Dictionary(listed.map { ($0.id, $0.state) }, uniquingKeysWith: { first, _ in first })
+                #expect(listed.count == 3, "\(listed.map { "\($0.id) \($0.state)" })")
+                #expect(added.allSatisfy { states[$0] == .completed }, "\(states)")
+                #expect(states[own] == .running, "\(states)")
+                let end = try await waited.value
+                #expect(end?.state == .completed, "\(String(describing: end))")
+                for id in added {
+                    let status = await b.snapshotInFleet(id)
+                    #expect(status?.state == .completed && status?.progress.completedBytes == 3000, "\(String(describing: status))")
+                }
+                outcome = .success(())
+            } catch {
+                outcome = .failure(error)
+            }
+            await a.shutdown()
+            await b.shutdown()
+            try outcome.get()
+        }
+    }
 }

@@ -11,6 +11,13 @@ extension HaulSessionMethods {
             // [session, id, waitMilliseconds]
             let id = try id(p)
             let wait = try waitDuration(p, at: 2)
+            if await manager.waitsThroughStore {
+                // In a fleet the download may end on another daemon: its row says so.
+                guard let now = try await manager.waitInFleet(id, timeout: wait) else {
+                    throw HaulError(.unknownDownload, "no download with ID \(id) in this session")
+                }
+                return try Self.json(RemoteDownload(now))
+            }
             let finished = try await Self.untilTimeout(wait) { () async throws(HaulError) in try await manager.finished(id) }
             var now = finished
             if now == nil { now = await manager.snapshot(id) }

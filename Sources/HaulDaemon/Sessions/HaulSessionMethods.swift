@@ -67,8 +67,8 @@ struct HaulSessionMethods: Sendable {
     ) async throws -> JSONValue {
         switch name {
         case "haul.attach", "haul.list":
-            // In a fleet, with the unfinished downloads other daemons hold, as stored.
-            let all = await manager.downloads() + (await manager.downloadsElsewhere(inStates: [.queued, .running, .paused]))
+            // In a fleet, what other daemons run or ended shown from the store.
+            let all = await manager.downloadsInFleet()
             return try Self.json(all.map(RemoteDownload.init))
         case "haul.add":
             let request = try p.decoded(1, "request", as: DownloadRequest.self)

@@ -62,9 +62,7 @@ extension DownloadManager {
     /// or holds the lease of (any it has outside a fleet). A record of a download added here
     /// and run by another daemon is as this manager last saw it, so its row is read instead.
     func heldSnapshot(_ id: DownloadID) -> DownloadInfo? {
-        guard let record = records[id] else { return nil }
-        guard let fleet else { return record.info }
-        let held = record.machine.publicState.isTerminal || record.machine.isUnderway || fleet.book.lease(of: id) != nil
-        return held ? record.info : nil
+        guard let record = records[id], isCurrentInMemory(id) else { return nil }
+        return record.info
     }
 }

@@ -22,6 +22,22 @@ extension PostgresStore {
         }
     }
 
+    /// The rows of `ids` in the session, in any state, without their segments: primary-key
+    /// lookups, for the downloads a daemon knows of but does not hold (their rows say what
+    /// became of them on other daemons). An ID without a row (removed since) is left out.
+    func rows(of ids: [DownloadID], session: String) async throws(HaulError) -> [StoredDownload] {
+        guard !ids.isEmpty else { return [] }
+        return try await read("read \(ids.count) downloads of session '\(session)'") { connection in
+            var binds = PostgresBindings()
+            binds.append(ids.map { Int64(bitPattern: $0.rawValue) })
+            binds.append(session)
+            let decoder = PostgresRowDecoder()
+            return try await connection.all(
+                PostgresQuery(unsafeSQL: PostgresRows.selectSQL + " WHERE id = ANY($1) AND session = $2", binds: binds),
+                decoder.download(from:))
+        }
+    }
+
     /// How many of the session's downloads are queued, running or paused: an index-only
     /// count, so a daemon that holds them all can skip reading the rows.
     func unfinishedCount(session: String) async throws(HaulError) -> Int {
