@@ -181,6 +181,26 @@ struct FleetControlTests {
         }
     }
 
+    /// aria2's `unpauseAll` through B resumes a download paused on A (B's memory has never
+    /// seen it paused): its row is queued again and a member claims and runs it.
+    @Test func anUnpauseAllThroughAnotherDaemonResumesWhatWasPausedOnItsOwner() async throws {
+        try await Self.withFleet { fixture, server, out, members in
+            let (a, id, _) = try await Self.runningOnA(fixture, server, out, members, key: "ctl-unpause", size: 4_000_000)
+            // Opened before the pause: b's record of the download is of it running on a.
+            let b = try await members.start(fixture)
+            try await a.pause(id)
+            try await waitUntil("the row paused", within: .seconds(20), explaining: { (try? await Self.row(fixture, id)) ?? "?" }) {
+                try await Self.row(fixture, id).hasPrefix("paused|-|-|")
+            }
+            let resumed = await b.resumeAllPaused()
+            #expect(resumed == [id])
+            try await waitUntil("a member running it again", within: .seconds(30), explaining: { (try? await Self.row(fixture, id)) ?? "?" }) {
+                let row = try await Self.row(fixture, id)
+                return row.hasPrefix("running|") && !row.hasPrefix("running|-|")
+            }
+        }
+    }
+
     /// docs/fleet.md gap 1: the last unfinished member of a group, paused (so nobody holds it),
     /// is canceled. Its end runs the same group check as a fenced completion: the group
     /// completes once, with its members by outcome.

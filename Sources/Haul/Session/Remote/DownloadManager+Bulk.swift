@@ -43,11 +43,34 @@ extension DownloadManager {
     }
 
     /// Queues every paused download again (not failed ones), in the order they were added,
-    /// and returns their IDs.
+    /// and returns their IDs. In a fleet, every paused download of the session, wherever it
+    /// was paused: those held here as on one daemon, the others (as their rows say) through
+    /// the store, one transaction each, for any daemon to claim.
     @discardableResult
-    package func resumeAllPaused() -> [DownloadID] {
-        let paused = order.filter { records[$0]?.machine.state == .paused }
-        for id in paused { try? resume(id) }
-        return paused
+    package func resumeAllPaused() async -> [DownloadID] {
+        guard fleet != nil else {
+            let paused = order.filter { records[$0]?.machine.state == .paused }
+            for id in paused { try? resume(id) }
+            return paused
+        }
+        var resumed: [DownloadID] = []
+        var elsewhere: [DownloadID] = []
+        for info in await downloadsInFleet() where info.state == .paused {
+            guard controlsLocally(info.id) else {
+                elsewhere.append(info.id)
+                continue
+            }
+            if (try? resumeHere(info.id)) != nil { resumed.append(info.id) }
+        }
+        for id in elsewhere {
+            do throws(HaulError) {
+                try await controlThroughFleet(.resume, id)
+                resumed.append(id)
+            } catch {
+                // Resumed or ended meanwhile through another daemon: nothing to do.
+                if error.code != .invalidState { log(.warning, "resuming failed: \(error.message)", id, error: error) }
+            }
+        }
+        return resumed
     }
 }
