@@ -138,6 +138,13 @@ struct DownloadStateMachine: Sendable {
         }
     }
 
+    /// A pause, cancel or restart was asked and the transfer has not ended yet: its end may
+    /// be `.stopped`. Any other running download's end must not be.
+    var isStopRequested: Bool {
+        if case .stopping = state { return true }
+        return false
+    }
+
     /// Between attempts after a transient failure, in either phase: `DownloadInfo.isWaitingToRetry`.
     var isWaitingToRetry: Bool {
         switch state {

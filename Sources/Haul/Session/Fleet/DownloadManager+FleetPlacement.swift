@@ -19,18 +19,25 @@ extension DownloadManager {
     /// deadline. A download whose lease was lost (abandoned while its intent was written) was
     /// forgotten: its file is left as it is, for the new owner. One past its local deadline is
     /// stopped as a lost lease is. One given back at shutdown ends stopped, writing nothing;
-    /// its `.done` file is placed by whoever claims it next.
+    /// its `.done` file is placed by whoever claims it next. One whose lease was lost while
+    /// its intent was being written (kept for the completion's fence, `FleetState.leaseLost`)
+    /// is given up the same way, its file left for the next claimer: it was not asked to
+    /// stop, and ending it stopped broke the state machine's rule (a test process crashed on
+    /// it in a loaded CI run).
     func placementsStillHeld(_ batch: [PendingPlacement]) -> [PendingPlacement] {
         let now = ContinuousClock.now
         return batch.filter { pending in
             let id = pending.id
-            guard let fleet, records[id] != nil else { return false }
+            guard let fleet, let record = records[id] else { return false }
             if fleet.book.holds(id, at: now) { return true }
             if fleet.book.lease(of: id) != nil {
                 configuration.logger.warning("lease past its local deadline before placing: stopping", metadata: ["haul.download": "\(id)"])
                 abandon(id)
-            } else {
+            } else if record.machine.isStopRequested {
                 conclude(id, .stopped)
+            } else {
+                configuration.logger.warning("lease lost while placing: left to the next claimer", metadata: ["haul.download": "\(id)"])
+                abandon(id, evenWhilePlacing: true)
             }
             return false
         }
