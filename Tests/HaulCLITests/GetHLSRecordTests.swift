@@ -51,25 +51,25 @@ struct GetHLSRecordTests {
     /// limit, with the segments recorded so far.
     @Test func stopsAtTheLimit() async throws {
         try #require(FFmpegHLS.isInstalled, "ffmpeg is not installed; run scripts/test, which installs it")
-        let nginx = try await NginxStatic.start()
-        defer { nginx.remove() }
-        try await FFmpegHLS.transportStream.generate(in: nginx.root)
-        let segments = try Self.segments(of: nginx.root.appendingPathComponent("ts/index.m3u8"))
-        try await withTestServer { server in
-            try await withTemporaryDirectory { directory in
-                let live = server.url("/live", [
-                    "key": "limit", "segments": segments.map { "\($0.name):\($0.seconds)" }.joined(separator: ","),
-                    "base": nginx.url("ts/"),
-                ])
-                let result = try await HaulProcess.run(
-                    ["get", "--hls", "--hls-record", "--hls-record-limit", "1.5s", "-d", "out", live], in: directory.url)
-                #expect(result.status == 0, "stderr: \(result.stderr)")
-                #expect(result.stderr.contains("stopped at the limit"), "\(result.stderr)")
-                let text = try String(contentsOf: directory.file("out/live.m3u8"), encoding: .utf8)
-                let uris = text.split(separator: "\n").filter { !$0.hasPrefix("#") }
-                #expect(uris == segments.prefix(2).map { Substring($0.name) }, "\(text)")
-                #expect(text.hasSuffix("#EXT-X-ENDLIST\n"))
-                #expect(try await FFmpegHLS.plays(directory.file("out/live.m3u8").path))
+        try await NginxStatic.serving { nginx in
+            try await FFmpegHLS.transportStream.generate(in: nginx.root)
+            let segments = try Self.segments(of: nginx.root.appendingPathComponent("ts/index.m3u8"))
+            try await withTestServer { server in
+                try await withTemporaryDirectory { directory in
+                    let live = server.url("/live", [
+                        "key": "limit", "segments": segments.map { "\($0.name):\($0.seconds)" }.joined(separator: ","),
+                        "base": nginx.url("ts/"),
+                    ])
+                    let result = try await HaulProcess.run(
+                        ["get", "--hls", "--hls-record", "--hls-record-limit", "1.5s", "-d", "out", live], in: directory.url)
+                    #expect(result.status == 0, "stderr: \(result.stderr)")
+                    #expect(result.stderr.contains("stopped at the limit"), "\(result.stderr)")
+                    let text = try String(contentsOf: directory.file("out/live.m3u8"), encoding: .utf8)
+                    let uris = text.split(separator: "\n").filter { !$0.hasPrefix("#") }
+                    #expect(uris == segments.prefix(2).map { Substring($0.name) }, "\(text)")
+                    #expect(text.hasSuffix("#EXT-X-ENDLIST\n"))
+                    #expect(try await FFmpegHLS.plays(directory.file("out/live.m3u8").path))
+                }
             }
         }
     }

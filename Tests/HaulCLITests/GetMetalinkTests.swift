@@ -13,53 +13,53 @@ struct GetMetalinkTests {
     /// fails its hash, is fetched again from the other mirror, and the file placed is exactly
     /// the original; a file without pieces is checked against its whole-file hash.
     @Test func corruptPieceIsRefetchedFromTheOtherMirror() async throws {
-        let server = try await NginxStatic.start()
-        defer { server.remove() }
-        try await withTemporaryDirectory { directory in
-            let original = Checksums.content(seed: 27, size: Self.size)
-            var corrupt = original
-            for index in (2 * Self.pieceLength)..<(2 * Self.pieceLength + 100) { corrupt[index] ^= 0xFF }
-            let small = Array("a small file without pieces\n".utf8)
-            try Self.serve(["m1/data.bin": corrupt, "m2/data.bin": original, "m2/small.txt": small], root: server.root)
-            let document = Self.document(server: server, original: original, small: small)
-            try document.write(to: directory.file("files.meta4"), atomically: true, encoding: .utf8)
+        try await NginxStatic.serving { server in
+            try await withTemporaryDirectory { directory in
+                let original = Checksums.content(seed: 27, size: Self.size)
+                var corrupt = original
+                for index in (2 * Self.pieceLength)..<(2 * Self.pieceLength + 100) { corrupt[index] ^= 0xFF }
+                let small = Array("a small file without pieces\n".utf8)
+                try Self.serve(["m1/data.bin": corrupt, "m2/data.bin": original, "m2/small.txt": small], root: server.root)
+                let document = Self.document(server: server, original: original, small: small)
+                try document.write(to: directory.file("files.meta4"), atomically: true, encoding: .utf8)
 
-            let result = try await HaulProcess.run(["get", "-d", "out", "files.meta4"], in: directory.url)
-            #expect(result.status == 0, "stderr: \(result.stderr)")
-            #expect(directory.contents(of: "out/data.bin").map(Checksums.sha256) == Checksums.sha256(original))
-            #expect(directory.contents(of: "out/small.txt") == small)
-            let names = try FileManager.default.contentsOfDirectory(atPath: directory.file("out").path).sorted()
-            #expect(names == ["data.bin", "small.txt"])
-            let log = server.accessLog()
-            #expect(log.contains { $0.uri == "/m1/data.bin" && $0.status == 200 })
-            // The bad piece was asked again of each mirror in order; only the second served it right.
-            #expect(log.contains { $0.uri == "/m2/data.bin" && $0.status == 206 && $0.bytes == Self.pieceLength })
-            #expect(!log.contains { $0.uri == "/m2/data.bin" && $0.status == 200 })
+                let result = try await HaulProcess.run(["get", "-d", "out", "files.meta4"], in: directory.url)
+                #expect(result.status == 0, "stderr: \(result.stderr)")
+                #expect(directory.contents(of: "out/data.bin").map(Checksums.sha256) == Checksums.sha256(original))
+                #expect(directory.contents(of: "out/small.txt") == small)
+                let names = try FileManager.default.contentsOfDirectory(atPath: directory.file("out").path).sorted()
+                #expect(names == ["data.bin", "small.txt"])
+                let log = server.accessLog()
+                #expect(log.contains { $0.uri == "/m1/data.bin" && $0.status == 200 })
+                // The bad piece was asked again of each mirror in order; only the second served it right.
+                #expect(log.contains { $0.uri == "/m2/data.bin" && $0.status == 206 && $0.bytes == Self.pieceLength })
+                #expect(!log.contains { $0.uri == "/m2/data.bin" && $0.status == 200 })
 
-            // Run again: the verified file is recognised and not fetched a second time.
-            let again = try await HaulProcess.run(["get", "-d", "out", "files.meta4"], in: directory.url)
-            #expect(again.status == 0, "stderr: \(again.stderr)")
-            #expect(server.accessLog().filter { $0.uri.hasSuffix("/data.bin") }.count == log.filter { $0.uri.hasSuffix("/data.bin") }.count)
-            #expect(directory.contents(of: "out/data.bin").map(Checksums.sha256) == Checksums.sha256(original))
+                // Run again: the verified file is recognised and not fetched a second time.
+                let again = try await HaulProcess.run(["get", "-d", "out", "files.meta4"], in: directory.url)
+                #expect(again.status == 0, "stderr: \(again.stderr)")
+                #expect(server.accessLog().filter { $0.uri.hasSuffix("/data.bin") }.count == log.filter { $0.uri.hasSuffix("/data.bin") }.count)
+                #expect(directory.contents(of: "out/data.bin").map(Checksums.sha256) == Checksums.sha256(original))
+            }
         }
     }
 
     /// When every mirror serves the piece corrupt, the file is not placed and the run fails
     /// with the checksum exit status.
     @Test func pieceNoMirrorServesRightIsNotPlaced() async throws {
-        let server = try await NginxStatic.start()
-        defer { server.remove() }
-        try await withTemporaryDirectory { directory in
-            let original = Checksums.content(seed: 28, size: Self.size)
-            var corrupt = original
-            corrupt[Self.pieceLength + 5] ^= 0x01
-            try Self.serve(["m1/data.bin": corrupt, "m2/data.bin": corrupt, "m2/small.txt": []], root: server.root)
-            try Self.document(server: server, original: original, small: []).write(
-                to: directory.file("files.meta4"), atomically: true, encoding: .utf8)
-            let result = try await HaulProcess.run(["get", "-d", "out", "files.meta4"], in: directory.url)
-            #expect(result.status == 6, "stderr: \(result.stderr)")
-            #expect(result.stderr.contains("piece 1 of data.bin"))
-            #expect(!FileManager.default.fileExists(atPath: directory.file("out/data.bin").path))
+        try await NginxStatic.serving { server in
+            try await withTemporaryDirectory { directory in
+                let original = Checksums.content(seed: 28, size: Self.size)
+                var corrupt = original
+                corrupt[Self.pieceLength + 5] ^= 0x01
+                try Self.serve(["m1/data.bin": corrupt, "m2/data.bin": corrupt, "m2/small.txt": []], root: server.root)
+                try Self.document(server: server, original: original, small: []).write(
+                    to: directory.file("files.meta4"), atomically: true, encoding: .utf8)
+                let result = try await HaulProcess.run(["get", "-d", "out", "files.meta4"], in: directory.url)
+                #expect(result.status == 6, "stderr: \(result.stderr)")
+                #expect(result.stderr.contains("piece 1 of data.bin"))
+                #expect(!FileManager.default.fileExists(atPath: directory.file("out/data.bin").path))
+            }
         }
     }
 
