@@ -42,19 +42,32 @@ extension DownloadManager {
             _ = try await waitForGroupChange(name, knownFinished: knownFinished, timeout: timeout)
             return try members(ofGroup: name)
         }
+        return try await readAgainAtEachEnd("group '\(name)'", feed: feed, timeout: timeout) { () async throws(HaulError) in
+            try await self.membersInFleet(ofGroup: name)
+        } until: { members in
+            let finished = members.filter(\.state.isTerminal).count
+            let complete = finished == members.count
+            return complete || (knownFinished >= 0 && finished > knownFinished)
+        }
+    }
+
+    /// Reads `read` until `done` says so, `timeout` passes or the manager shuts down, and
+    /// returns the last reading: again at each outbox append of the session on any daemon
+    /// (`feed`), at this manager's own event writes, and every `fallbackPollInterval`.
+    func readAgainAtEachEnd<Reading: Sendable>(
+        _ what: String, feed: StoreChangeFeed, timeout: Duration,
+        _ read: () async throws(HaulError) -> Reading, until done: (Reading) -> Bool
+    ) async throws(HaulError) -> Reading {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while true {
             // Taken before reading: an end notified after it makes the wait below return at once.
             let generation = feed.generation(of: session)
-            let members = try await membersInFleet(ofGroup: name)
-            let finished = members.filter(\.state.isTerminal).count
-            let complete = finished == members.count
-            let changed = knownFinished >= 0 ? finished > knownFinished : complete
+            let reading = try await read()
             let remaining = clock.now.duration(to: deadline)
-            if changed || complete || remaining <= .zero || isShutDown { return members }
+            if done(reading) || remaining <= .zero || isShutDown { return reading }
             await waitForStoredEvents(timeout: min(remaining, feed.fallbackPollInterval), feed: feed, generation: generation)
-            if Task.isCancelled { throw Self.waitCanceled("group '\(name)'") }
+            if Task.isCancelled { throw Self.waitCanceled(what) }
         }
     }
 

@@ -36,7 +36,7 @@ extension DownloadManager {
 
     /// Whether clients wait through the store (`waitInFleet`): on a shared store, where a
     /// download added here may end on another daemon.
-    package var waitsThroughStore: Bool { sharedStore?.changes != nil }
+    package var waitsThroughStore: Bool { sharedStore != nil }
 
     /// `finished(_:)` for a client of any daemon of a fleet: the download once it has ended,
     /// wherever it ran (from its row when another daemon ran it), or as it is when `timeout`
@@ -44,16 +44,10 @@ extension DownloadManager {
     /// outbox appends on any daemon, with the feed's poll as the fallback.
     package func waitInFleet(_ id: DownloadID, timeout: Duration) async throws(HaulError) -> DownloadInfo? {
         guard let feed = sharedStore?.changes else { return snapshot(id) }
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while true {
-            // Taken before reading: an end notified after it makes the wait below return at once.
-            let generation = feed.generation(of: session)
-            let now = await snapshotInFleet(id)
-            let remaining = clock.now.duration(to: deadline)
-            guard let now, !now.state.isTerminal, remaining > .zero, !isShutDown else { return now }
-            await waitForStoredEvents(timeout: min(remaining, feed.fallbackPollInterval), feed: feed, generation: generation)
-            if Task.isCancelled { throw Self.waitCanceled("download \(id)") }
+        return try await readAgainAtEachEnd("download \(id)", feed: feed, timeout: timeout) { () async throws(HaulError) in
+            await self.snapshotInFleet(id)
+        } until: { now in
+            now?.state.isTerminal ?? true
         }
     }
 
