@@ -119,6 +119,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // The relay that cuts a store's connection at its COMMIT (CommitCuttingRelay).
+                .product(name: "NIOPosix", package: "swift-nio"),
                 // The SOCKS answers TransportFailureTests maps.
                 .product(name: "NIOSOCKS", package: "swift-nio-extras"),
                 // A factory that records what the manager's instruments were told (ManagerMetricsTests).

@@ -13,8 +13,9 @@ import PostgresNIO
 /// So an operation that has not answered within the store's `operationTimeLimit` is given up: the caller
 /// gets `.connectionFailed` (the store cannot be reached, try again later), the connection it
 /// was using is closed, and the stuck task is cancelled and left to end whenever it does.
-/// Nothing of it can have been committed after that point: a transaction whose connection is
-/// closed is rolled back by the server.
+/// A transaction whose connection is closed before its `COMMIT` reached the server is rolled
+/// back by it; one given up while its `COMMIT` was under way is looked up before the caller
+/// hears of it (`PostgresStore+CommitOutcome`).
 extension PostgresStore {
     /// Long beside any transaction of the store, lock waits included: milliseconds each, yet
     /// more than 15 s now and then for a batch queued behind other daemons' on one session's

@@ -172,23 +172,37 @@ final class PostgresStore: DownloadStoring {
     /// because it conflicted with another (nothing of it was applied). Without this, a batch
     /// that lost such a conflict failed as a whole, and the files placed with it ended paused
     /// as if the store were broken.
+    ///
+    /// A failure after `body` finished (its `COMMIT` unanswered) is looked up before it
+    /// reaches the caller (`PostgresStore+CommitOutcome`): a transaction the server committed
+    /// returns `body`'s value, so the caller never writes it a second time.
     static func transaction<Value: Sendable>(
         on client: PostgresClient, _ action: String, address: PostgresAddress, within limit: Duration,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
         var attempt = 1
         while true {
+            let record = CommitRecord<Value>()
             do {
                 return try await answering(within: limit, action, address: address) { watch in
                     try await client.withConnection { connection in
                         watch.using(connection)
-                        return try await connection.withTransaction(logger: Self.logger) { connection in try await body(connection) }
+                        return try await connection.withTransaction(logger: Self.logger) { connection in
+                            let value = try await body(connection)
+                            try record.committing(xid: try await transactionID(on: connection), value: value)
+                            return value
+                        }
                     }
                 }
             } catch where attempt < conflictAttempts && PostgresFailure.isConflict(error) {
+                _ = record.seal()
                 attempt += 1
                 // A few milliseconds apart, growing, so the two do not meet again at once.
                 try await Task.sleep(for: .milliseconds(Int64.random(in: 1...10) * Int64(attempt)))
+            } catch {
+                guard let sent = record.seal() else { throw error }
+                guard await outcome(of: sent.xid, on: client, address: address, within: limit) == .committed else { throw error }
+                return sent.value
             }
         }
     }
