@@ -169,6 +169,19 @@ struct LeaseStoreTests {
         #expect(try await fixture.store.load(added[0])?.state == .queued)
         #expect(try await fixture.store.load(added[1])?.state == .failed)
 
+        // The batch's events about the download whose fence was refused are not appended (its
+        // new owner reports it); the others are, in order.
+        let events = [
+            StoredEvent(kind: .completed, download: added[0]), StoredEvent(kind: .failed, download: added[1]),
+            StoredEvent(kind: .groupCompleted, group: "g"),
+        ]
+        let staleAgain = LeaseFence(lease: DownloadLease(id: added[0], owner: "nobody", epoch: 7), releasing: true)
+        try await fixture.store.submit(.all([.fenced(staleAgain, [.saveProgress([first])]), .appendEvents(session: fixture.session, events)]))
+        #expect(staleAgain.refused != nil)
+        let appended = try await fixture.store.events(session: fixture.session, after: 0, limit: 10)
+        #expect(appended.map(\.kind) == [.failed, .groupCompleted])
+        #expect(appended.first?.download == added[1])
+
         let sqlite = try DownloadStore.open(directory: nil)
         try await sqlite.save([StoreTests.minimal(1)])
         var row = StoreTests.minimal(1)

@@ -42,6 +42,9 @@ extension DownloadManager {
             fences.append(fence)
             writes.append(.fenced(fence, parts))
         }
+        // Nor is anything said of a download whose lease was lost: its new owner reports it
+        // (the store drops, the same way, the events of downloads whose fence it refuses).
+        let events = events.filter { event in event.download.map { !fleet.lost.contains($0) } ?? true }
         if !events.isEmpty { writes.append(.appendEvents(session: session, events)) }
         if let maxEvents { writes.append(.trimEvents(session: session, keeping: maxEvents)) }
         // Downloads forgotten (retention) while their end was owed: their rows went with them.

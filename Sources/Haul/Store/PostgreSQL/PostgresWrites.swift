@@ -29,6 +29,8 @@ enum PostgresWrites {
         var queuedSessions: Set<String> = []
         /// Downloads whose lease a fenced write released: a slot of their session is free.
         var released: [Int64] = []
+        /// Downloads whose fenced writes this transaction refused (their lease is stale).
+        var refused: Set<DownloadID> = []
 
         init(connection: PostgresConnection) {
             self.connection = connection
@@ -76,6 +78,11 @@ enum PostgresWrites {
                 case .trimEvents(let session, let maxEvents):
                     try await PostgresWrites.trimEvents(session: session, keeping: maxEvents, on: connection)
                 case .appendEvents(let session, let events):
+                    // What a daemon that lost a download's lease says of it did not happen
+                    // for the fleet: the new owner reports the download's own events. Its
+                    // `completed`, kept here, was a second one once the new owner placed the
+                    // file (the writes' fences come before the events in a batch).
+                    let events = events.filter { event in event.download.map { !refused.contains($0) } ?? true }
                     guard !events.isEmpty else { continue }
                     try await lockOutbox(session)
                     let encoder = JSONEncoder()
@@ -101,7 +108,10 @@ enum PostgresWrites {
                 case .fenced(let fence, let writes):
                     // A stale lease skips its own writes only: the others in this transaction
                     // are other callers' (or other downloads') and still hold.
-                    guard try await PostgresLeases.holds(fence, on: connection) else { continue }
+                    guard try await PostgresLeases.holds(fence, on: connection) else {
+                        refused.insert(fence.lease.id)
+                        continue
+                    }
                     try await apply(writes)
                     if fence.releasing {
                         try await PostgresLeases.release([fence.lease], clearingControl: true, on: connection)
