@@ -29,6 +29,31 @@ struct FleetClientViewTests {
         return manager
     }
 
+    /// Runs `body` with `a` (claiming, `aSlots` slots) and `b` (claiming nothing, keeping
+    /// `bMaxFinished` finished downloads) on `url`, and shuts both down however it ends.
+    static func withMembers<Value>(
+        _ url: String, aSlots: Int = 8, bMaxFinished: Int = 1_000,
+        _ body: (_ a: DownloadManager, _ b: DownloadManager) async throws -> Value
+    ) async throws -> Value {
+        let a = try await member(url, claims: true, slots: aSlots)
+        let b: DownloadManager
+        do {
+            b = try await member(url, claims: false, maxFinished: bMaxFinished)
+        } catch {
+            await a.shutdown()
+            throw error
+        }
+        let outcome: Result<Value, any Error>
+        do {
+            outcome = .success(try await body(a, b))
+        } catch {
+            outcome = .failure(error)
+        }
+        await a.shutdown()
+        await b.shutdown()
+        return try outcome.get()
+    }
+
     static func rows(_ cluster: PostgresCluster, _ url: String, state: String) async throws -> String {
         let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
         return try await cluster.psql("SELECT count(*) FROM haul.download WHERE state = '\(state)'", database: database)
@@ -45,11 +70,8 @@ struct FleetClientViewTests {
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             let out = try temporary.subdirectory("out")
-            let a = try await Self.member(url, claims: true)
-            let b = try await Self.member(url, claims: false, maxFinished: 3)
-            let service = try Aria2Service(manager: b, configuration: Aria2Configuration(downloadDirectory: out) { _ in })
-            let outcome: Result<Void, any Error>
-            do {
+            try await Self.withMembers(url, bMaxFinished: 3) { a, b in
+                let service = try Aria2Service(manager: b, configuration: Aria2Configuration(downloadDirectory: out) { _ in })
                 var ids: [DownloadID] = []
                 for n in 0..<4 {
                     let request = DownloadRequest(url: URL(string: server.url("/file/f\(n).bin", ["size": "3000", "seed": "\(n + 1)"]))!, directory: out)
@@ -74,13 +96,7 @@ struct FleetClientViewTests {
                 let stat = await service.getGlobalStat()
                 #expect(stat["numStopped"] == "3" && stat["numStoppedTotal"] == "3")
                 #expect(stat["numActive"] == "1" && stat["numWaiting"] == "0")
-                outcome = .success(())
-            } catch {
-                outcome = .failure(error)
             }
-            await a.shutdown()
-            await b.shutdown()
-            try outcome.get()
         }
     }
 
@@ -95,10 +111,7 @@ struct FleetClientViewTests {
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             let out = try temporary.subdirectory("out")
-            let a = try await Self.member(url, claims: true, slots: 1)
-            let b = try await Self.member(url, claims: false)
-            let outcome: Result<Void, any Error>
-            do {
+            try await Self.withMembers(url, aSlots: 1) { a, b in
                 var ids: [DownloadID] = []
                 for n in 0..<4 {
                     let request = DownloadRequest(url: URL(string: server.url("/file/w\(n).bin", ["size": "400000", "seed": "\(n + 50)", "rate": "10000"]))!, directory: out)
@@ -118,13 +131,7 @@ struct FleetClientViewTests {
                     let stat = await service.getGlobalStat()
                     #expect(stat["numActive"] == "1" && stat["numWaiting"] == "3", "\(stat)")
                 }
-                outcome = .success(())
-            } catch {
-                outcome = .failure(error)
             }
-            await a.shutdown()
-            await b.shutdown()
-            try outcome.get()
         }
     }
 
@@ -139,11 +146,8 @@ struct FleetClientViewTests {
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             let out = try temporary.subdirectory("out")
-            let a = try await Self.member(url, claims: true)
-            let b = try await Self.member(url, claims: false)
-            b.storeChanges?.fallbackPollInterval = .seconds(3600)
-            let outcome: Result<[DownloadInfo], any Error>
-            do {
+            let members = try await Self.withMembers(url) { a, b in
+                b.storeChanges?.fallbackPollInterval = .seconds(3600)
                 let requests = (0..<2).map { n in
                     DownloadRequest(url: URL(string: server.url("/file/g\(n).bin", ["size": "200000", "seed": "\(n + 20)", "rate": "200000"]))!, directory: out)
                 }
@@ -156,13 +160,8 @@ struct FleetClientViewTests {
                 let members = try await waiting.value
                 #expect(ContinuousClock.now - started < .seconds(30), "the wait returned on the notification, not at its end (120 s)")
                 #expect(members.map(\.id) == ids)
-                outcome = .success(members)
-            } catch {
-                outcome = .failure(error)
+                return members
             }
-            await a.shutdown()
-            await b.shutdown()
-            let members = try outcome.get()
             let summary = RemoteGroupSummary(name: "g", members: members).summary
             #expect(summary.isComplete)
             #expect(summary.completed.map(\.id) == members.map(\.id))
@@ -268,10 +267,7 @@ struct FleetClientViewTests {
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
             let out = try temporary.subdirectory("out")
-            let a = try await Self.member(url, claims: true)
-            let b = try await Self.member(url, claims: false)
-            let outcome: Result<Void, any Error>
-            do {
+            try await Self.withMembers(url) { a, b in
                 var added: [DownloadID] = []
                 for n in 0..<2 {
                     let request = DownloadRequest(url: URL(string: server.url("/file/h\(n).bin", ["size": "3000", "seed": "\(n + 70)"]))!, directory: out)
@@ -298,13 +294,7 @@ struct FleetClientViewTests {
                     let status = await b.snapshotInFleet(id)
                     #expect(status?.state == .completed && status?.progress.completedBytes == 3000, "\(String(describing: status))")
                 }
-                outcome = .success(())
-            } catch {
-                outcome = .failure(error)
             }
-            await a.shutdown()
-            await b.shutdown()
-            try outcome.get()
         }
     }
 }
