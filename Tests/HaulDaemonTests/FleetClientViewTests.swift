@@ -100,6 +100,49 @@ struct FleetClientViewTests {
         }
     }
 
+    /// Three downloads completed on `a`: aria2's `removeDownloadResult` of one through `b`,
+    /// then `purgeDownloadResult` through `b`, forget them for the fleet: both daemons'
+    /// `tellStopped` and `getGlobalStat` show two, then none, no finished row is left, and `a`
+    /// has dropped its own records of them. Before, `b` answered that it could not remove a
+    /// result it listed, and its purge left `a`'s results listed on both daemons.
+    @Test func resultsAreForgottenThroughAnyDaemon() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try await cluster.makeDatabase()
+        try await withTestServer { server in
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let out = try temporary.subdirectory("out")
+            try await Self.withMembers(url) { a, b in
+                var ids: [DownloadID] = []
+                for n in 0..<3 {
+                    let request = DownloadRequest(url: URL(string: server.url("/file/r\(n).bin", ["size": "3000", "seed": "\(n + 90)"]))!, directory: out)
+                    ids.append(try await a.add(request).id)
+                    _ = try await a.finished(ids[n])
+                }
+                try await waitUntil("three completed rows", within: .seconds(60)) {
+                    try await Self.rows(cluster, url, state: "completed") == "3"
+                }
+                let services = try [a, b].map { try Aria2Service(manager: $0, configuration: Aria2Configuration(downloadDirectory: out) { _ in }) }
+                func stopped(_ service: Aria2Service) async throws -> Set<String> {
+                    Set(Aria2Fixture.gids(try await service.tellStopped(RPCParameters([0, 10]))))
+                }
+                for service in services { #expect(try await stopped(service).count == 3) }
+                #expect(try await services[1].removeDownloadResult(RPCParameters([.string(ids[0].description)])) == "OK")
+                for service in services {
+                    #expect(try await stopped(service) == Set(ids[1...].map(\.description)))
+                    #expect(await service.getGlobalStat()["numStopped"] == "2")
+                }
+                #expect(try await services[1].purgeDownloadResult() == "OK")
+                for service in services {
+                    #expect(try await stopped(service).isEmpty)
+                    #expect(await service.getGlobalStat()["numStopped"] == "0")
+                }
+                #expect(try await Self.rows(cluster, url, state: "completed") == "0")
+                #expect(await a.downloads().isEmpty)
+            }
+        }
+    }
+
     /// A fleet member with one slot runs one slow download of four it was given; the three it
     /// has not claimed are in no daemon's queue yet. Its own `tellWaiting` lists them (from
     /// their rows) and `getGlobalStat` counts them, as on the other daemon: before, a daemon

@@ -50,6 +50,7 @@ extension Aria2Service {
     /// a time from the store.
     func tellStopped(_ p: RPCParameters) async throws(JSONRPCError) -> JSONValue {
         let (offset, num, keys) = try page(p)
+        await manager.dropFinishedForgottenElsewhere()
         let ids = await manager.downloadIDs(inStates: [.completed, .failed, .canceled])
         let elsewhereCount = await manager.finishedElsewhereCount()
         let page = Aria2Pagination.page(count: ids.count + elsewhereCount, offset: offset, num: num)
@@ -63,6 +64,7 @@ extension Aria2Service {
     /// fleet's, as `tellActive`, `tellWaiting` and `tellStopped` list it; the speed is this
     /// daemon's own (the store has no speeds).
     func getGlobalStat() async -> JSONValue {
+        await manager.dropFinishedForgottenElsewhere()
         let counts = await manager.stateCountsAsListed()
         let stopped = String(counts.completed + counts.failed + counts.canceled + (await manager.finishedElsewhereCount()))
         return [
