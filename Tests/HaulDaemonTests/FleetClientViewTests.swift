@@ -237,10 +237,19 @@ struct FleetClientViewTests {
         var daemons: [Daemon]
     }
 
+    /// What `haul.overview` answers, as far as these tests read it.
+    struct OverviewAnswer: Decodable {
+        struct Download: Decodable { var id: String }
+        var total: Int
+        var states: [String: Int]
+        var downloads: [Download]
+    }
+
     /// Two real daemons on one database: four downloads added through `a` run on whichever
     /// claims them; each daemon's `tellStopped` (what the dashboard's Stopped tab reads) lists
-    /// all four and its `getGlobalStat` counts them, and `haul.fleet` on `b` lists both
-    /// daemons. Before, a daemon listed only what it ran: the one that ran none, nothing.
+    /// all four and its `getGlobalStat` counts them, the dashboard's `haul.overview` counts and
+    /// lists them, and `haul.fleet` on `b` lists both daemons. Before, a daemon listed only
+    /// what it ran (the one that ran none, nothing), and its overview counted its own memory.
     @Test func twoDaemonsListEveryFinishedDownloadAndEachOther() async throws {
         let store = try await PostgresCluster.shared().makeDatabase()
         try await withTestServer { server in
@@ -283,6 +292,12 @@ struct FleetClientViewTests {
                             let stat: [String: String] = try await client.call("aria2.getGlobalStat")
                             let waiting: [[String: String]] = try await client.call("aria2.tellWaiting", 0, 10, ["gid"])
                             #expect(stat["numWaiting"] == "0" && stat["numActive"] == "0" && waiting.isEmpty, "\(stat)")
+                        }
+                        // The dashboard's Sessions panel: the fleet's four on each daemon.
+                        for client in clients {
+                            let overview: OverviewAnswer = try await client.call("haul.overview", "daemon")
+                            #expect(overview.total == 4 && overview.states == ["complete": 4], "\(overview)")
+                            #expect(Set(overview.downloads.map(\.id)) == gids)
                         }
                         let fleet: FleetAnswer = try await onB.call("haul.fleet")
                         #expect(fleet.daemons.count == 2)

@@ -10,6 +10,8 @@ import Haul
 /// a window of its downloads (`offset`, at most `maxWindow` of them, in the order they were
 /// added) as `RemoteDownload`s. States are aria2's words, as in the rest of the dashboard.
 /// Only sessions the daemon has open can be asked for: asking never opens or creates one.
+/// In a fleet the totals, groups and window are the fleet's, read from the shared store
+/// (bytes of running downloads as of their last checkpoint), and the speeds this daemon's.
 struct DashboardSessionMethods: Sendable {
     let host: SessionHost
     static let maxWindow = 500
@@ -61,11 +63,25 @@ struct DashboardSessionMethods: Sendable {
         // Totals from each download's state and progress only; whole infos for the window.
         var totals = Tally()
         var groups: [String: Tally] = [:]
-        for brief in await manager.briefs() {
-            totals.add(brief)
-            if let group = brief.group { groups[group, default: Tally()].add(brief) }
+        let window: [RemoteDownload]
+        if let tally = await manager.tallyInFleet(), let fleetWindow = await manager.windowInFleet(offset: offset, limit: limit) {
+            // In a fleet: every daemon's downloads, from the store; speeds are this daemon's.
+            for entry in tally {
+                totals.add(entry)
+                if let group = entry.group { groups[group, default: Tally()].add(entry) }
+            }
+            for brief in await manager.briefs() where brief.state == .running {
+                totals.bytesPerSecond += brief.progress.bytesPerSecond
+                if let group = brief.group { groups[group]?.bytesPerSecond += brief.progress.bytesPerSecond }
+            }
+            window = fleetWindow.map(RemoteDownload.init)
+        } else {
+            for brief in await manager.briefs() {
+                totals.add(brief)
+                if let group = brief.group { groups[group, default: Tally()].add(brief) }
+            }
+            window = await manager.downloads(offset: offset, limit: limit).map(RemoteDownload.init)
         }
-        let window = await manager.downloads(offset: offset, limit: limit).map(RemoteDownload.init)
         let shownGroups = groups.keys.sorted().prefix(Self.maxGroups).map { name in
             var entry = groups[name]!.json
             entry["name"] = .string(name)
@@ -94,6 +110,14 @@ struct DashboardSessionMethods: Sendable {
             completedBytes += brief.progress.completedBytes
             expectedBytes += brief.progress.expectedBytes ?? 0
             if brief.state == .running { bytesPerSecond += brief.progress.bytesPerSecond }
+        }
+
+        /// The store's count of one group's downloads in one state (in a fleet).
+        mutating func add(_ tally: SessionTally) {
+            count += tally.count
+            states[Aria2Status.name(tally.state), default: 0] += tally.count
+            completedBytes += tally.completedBytes
+            expectedBytes += tally.expectedBytes
         }
 
         var json: [String: JSONValue] {
