@@ -54,6 +54,31 @@ struct FleetClientViewTests {
         return try outcome.get()
     }
 
+    /// What a test of two members runs against: the test server, an output directory, and
+    /// the test cluster's new database (`url`) the members share.
+    struct Scene {
+        let server: TestServer
+        let out: URL
+        let cluster: PostgresCluster
+        let url: String
+    }
+
+    /// `withMembers` on a new database of the test cluster, with the test server and an
+    /// output directory (removed afterwards).
+    static func withMembersServing<Value>(
+        aSlots: Int = 8, bMaxFinished: Int = 1_000,
+        _ body: (_ a: DownloadManager, _ b: DownloadManager, _ scene: Scene) async throws -> Value
+    ) async throws -> Value {
+        let cluster = try await PostgresCluster.shared()
+        let url = try await cluster.makeDatabase()
+        return try await withTestServer { server in
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let scene = Scene(server: server, out: try temporary.subdirectory("out"), cluster: cluster, url: url)
+            return try await withMembers(url, aSlots: aSlots, bMaxFinished: bMaxFinished) { a, b in try await body(a, b, scene) }
+        }
+    }
+
     static func rows(_ cluster: PostgresCluster, _ url: String, state: String) async throws -> String {
         let database = String(url.split(separator: "/").last!.split(separator: "?").first!)
         return try await cluster.psql("SELECT count(*) FROM haul.download WHERE state = '\(state)'", database: database)
@@ -64,39 +89,33 @@ struct FleetClientViewTests {
     /// added, pages them forwards and backwards as aria2 does, and `getGlobalStat` counts
     /// them, and the running one, for the fleet.
     @Test func downloadsEndedOnAnotherDaemonAreListedAndCounted() async throws {
-        let cluster = try await PostgresCluster.shared()
-        let url = try await cluster.makeDatabase()
-        try await withTestServer { server in
-            let temporary = try TemporaryDirectory()
-            defer { temporary.remove() }
-            let out = try temporary.subdirectory("out")
-            try await Self.withMembers(url, bMaxFinished: 3) { a, b in
-                let service = try Aria2Service(manager: b, configuration: Aria2Configuration(downloadDirectory: out) { _ in })
-                var ids: [DownloadID] = []
-                for n in 0..<4 {
-                    let request = DownloadRequest(url: URL(string: server.url("/file/f\(n).bin", ["size": "3000", "seed": "\(n + 1)"]))!, directory: out)
-                    ids.append(try await a.add(request).id)
-                    _ = try await a.finished(ids[n])
-                }
-                let slow = DownloadRequest(url: URL(string: server.url("/file/slow.bin", ["size": "400000", "seed": "9", "rate": "20000"]))!, directory: out)
-                _ = try await a.add(slow)
-                try await waitUntil("a's rows say four completed and one running", within: .seconds(60)) {
-                    let completed = try await Self.rows(cluster, url, state: "completed")
-                    let running = try await Self.rows(cluster, url, state: "running")
-                    return completed == "4" && running == "1"
-                }
-                let gid = { (n: Int) in ids[n].description }
-                let all = Aria2Fixture.gids(try await service.tellStopped(RPCParameters([0, 10])))
-                #expect(all == [gid(1), gid(2), gid(3)], "the newest three, oldest first")
-                #expect(Aria2Fixture.gids(try await service.tellStopped(RPCParameters([-1, 2]))) == [gid(3), gid(2)])
-                #expect(Aria2Fixture.gids(try await service.tellStopped(RPCParameters([1, 1]))) == [gid(2)])
-                #expect(Aria2Fixture.gids(try await service.tellStopped(RPCParameters([3, 1]))).isEmpty)
-                let entry = try await service.tellStopped(RPCParameters([0, 1, ["status", "completedLength", "totalLength"]])).arrayValue?.first
-                #expect(entry?["status"] == "complete" && entry?["completedLength"] == "3000" && entry?["totalLength"] == "3000")
-                let stat = await service.getGlobalStat()
-                #expect(stat["numStopped"] == "3" && stat["numStoppedTotal"] == "3")
-                #expect(stat["numActive"] == "1" && stat["numWaiting"] == "0")
+        try await Self.withMembersServing(bMaxFinished: 3) { a, b, scene in
+            let (server, out, cluster, url) = (scene.server, scene.out, scene.cluster, scene.url)
+            let service = try Aria2Service(manager: b, configuration: Aria2Configuration(downloadDirectory: out) { _ in })
+            var ids: [DownloadID] = []
+            for n in 0..<4 {
+                let request = DownloadRequest(url: URL(string: server.url("/file/f\(n).bin", ["size": "3000", "seed": "\(n + 1)"]))!, directory: out)
+                ids.append(try await a.add(request).id)
+                _ = try await a.finished(ids[n])
             }
+            let slow = DownloadRequest(url: URL(string: server.url("/file/slow.bin", ["size": "400000", "seed": "9", "rate": "20000"]))!, directory: out)
+            _ = try await a.add(slow)
+            try await waitUntil("a's rows say four completed and one running", within: .seconds(60)) {
+                let completed = try await Self.rows(cluster, url, state: "completed")
+                let running = try await Self.rows(cluster, url, state: "running")
+                return completed == "4" && running == "1"
+            }
+            let gid = { (n: Int) in ids[n].description }
+            let all = Aria2Fixture.gids(try await service.tellStopped(RPCParameters([0, 10])))
+            #expect(all == [gid(1), gid(2), gid(3)], "the newest three, oldest first")
+            #expect(Aria2Fixture.gids(try await service.tellStopped(RPCParameters([-1, 2]))) == [gid(3), gid(2)])
+            #expect(Aria2Fixture.gids(try await service.tellStopped(RPCParameters([1, 1]))) == [gid(2)])
+            #expect(Aria2Fixture.gids(try await service.tellStopped(RPCParameters([3, 1]))).isEmpty)
+            let entry = try await service.tellStopped(RPCParameters([0, 1, ["status", "completedLength", "totalLength"]])).arrayValue?.first
+            #expect(entry?["status"] == "complete" && entry?["completedLength"] == "3000" && entry?["totalLength"] == "3000")
+            let stat = await service.getGlobalStat()
+            #expect(stat["numStopped"] == "3" && stat["numStoppedTotal"] == "3")
+            #expect(stat["numActive"] == "1" && stat["numWaiting"] == "0")
         }
     }
 
@@ -106,40 +125,34 @@ struct FleetClientViewTests {
     /// has dropped its own records of them. Before, `b` answered that it could not remove a
     /// result it listed, and its purge left `a`'s results listed on both daemons.
     @Test func resultsAreForgottenThroughAnyDaemon() async throws {
-        let cluster = try await PostgresCluster.shared()
-        let url = try await cluster.makeDatabase()
-        try await withTestServer { server in
-            let temporary = try TemporaryDirectory()
-            defer { temporary.remove() }
-            let out = try temporary.subdirectory("out")
-            try await Self.withMembers(url) { a, b in
-                var ids: [DownloadID] = []
-                for n in 0..<3 {
-                    let request = DownloadRequest(url: URL(string: server.url("/file/r\(n).bin", ["size": "3000", "seed": "\(n + 90)"]))!, directory: out)
-                    ids.append(try await a.add(request).id)
-                    _ = try await a.finished(ids[n])
-                }
-                try await waitUntil("three completed rows", within: .seconds(60)) {
-                    try await Self.rows(cluster, url, state: "completed") == "3"
-                }
-                let services = try [a, b].map { try Aria2Service(manager: $0, configuration: Aria2Configuration(downloadDirectory: out) { _ in }) }
-                func stopped(_ service: Aria2Service) async throws -> Set<String> {
-                    Set(Aria2Fixture.gids(try await service.tellStopped(RPCParameters([0, 10]))))
-                }
-                for service in services { #expect(try await stopped(service).count == 3) }
-                #expect(try await services[1].removeDownloadResult(RPCParameters([.string(ids[0].description)])) == "OK")
-                for service in services {
-                    #expect(try await stopped(service) == Set(ids[1...].map(\.description)))
-                    #expect(await service.getGlobalStat()["numStopped"] == "2")
-                }
-                #expect(try await services[1].purgeDownloadResult() == "OK")
-                for service in services {
-                    #expect(try await stopped(service).isEmpty)
-                    #expect(await service.getGlobalStat()["numStopped"] == "0")
-                }
-                #expect(try await Self.rows(cluster, url, state: "completed") == "0")
-                #expect(await a.downloads().isEmpty)
+        try await Self.withMembersServing { a, b, scene in
+            let (server, out, cluster, url) = (scene.server, scene.out, scene.cluster, scene.url)
+            var ids: [DownloadID] = []
+            for n in 0..<3 {
+                let request = DownloadRequest(url: URL(string: server.url("/file/r\(n).bin", ["size": "3000", "seed": "\(n + 90)"]))!, directory: out)
+                ids.append(try await a.add(request).id)
+                _ = try await a.finished(ids[n])
             }
+            try await waitUntil("three completed rows", within: .seconds(60)) {
+                try await Self.rows(cluster, url, state: "completed") == "3"
+            }
+            let services = try [a, b].map { try Aria2Service(manager: $0, configuration: Aria2Configuration(downloadDirectory: out) { _ in }) }
+            func stopped(_ service: Aria2Service) async throws -> Set<String> {
+                Set(Aria2Fixture.gids(try await service.tellStopped(RPCParameters([0, 10]))))
+            }
+            for service in services { #expect(try await stopped(service).count == 3) }
+            #expect(try await services[1].removeDownloadResult(RPCParameters([.string(ids[0].description)])) == "OK")
+            for service in services {
+                #expect(try await stopped(service) == Set(ids[1...].map(\.description)))
+                #expect(await service.getGlobalStat()["numStopped"] == "2")
+            }
+            #expect(try await services[1].purgeDownloadResult() == "OK")
+            for service in services {
+                #expect(try await stopped(service).isEmpty)
+                #expect(await service.getGlobalStat()["numStopped"] == "0")
+            }
+            #expect(try await Self.rows(cluster, url, state: "completed") == "0")
+            #expect(await a.downloads().isEmpty)
         }
     }
 
@@ -148,32 +161,26 @@ struct FleetClientViewTests {
     /// their rows) and `getGlobalStat` counts them, as on the other daemon: before, a daemon
     /// showed only the downloads it held, so its own unclaimed ones were listed nowhere.
     @Test func unclaimedDownloadsAreListedWaitingOnEveryDaemon() async throws {
-        let cluster = try await PostgresCluster.shared()
-        let url = try await cluster.makeDatabase()
-        try await withTestServer { server in
-            let temporary = try TemporaryDirectory()
-            defer { temporary.remove() }
-            let out = try temporary.subdirectory("out")
-            try await Self.withMembers(url, aSlots: 1) { a, b in
-                var ids: [DownloadID] = []
-                for n in 0..<4 {
-                    let request = DownloadRequest(url: URL(string: server.url("/file/w\(n).bin", ["size": "400000", "seed": "\(n + 50)", "rate": "10000"]))!, directory: out)
-                    ids.append(try await a.add(request).id)
-                }
-                try await waitUntil("one running row, three queued", within: .seconds(60)) {
-                    let running = try await Self.rows(cluster, url, state: "running")
-                    let queued = try await Self.rows(cluster, url, state: "queued")
-                    return running == "1" && queued == "3"
-                }
-                for manager in [a, b] {
-                    let service = try Aria2Service(manager: manager, configuration: Aria2Configuration(downloadDirectory: out) { _ in })
-                    let active = Aria2Fixture.gids(try await service.tellActive(RPCParameters([])))
-                    let waiting = Aria2Fixture.gids(try await service.tellWaiting(RPCParameters([0, 10])))
-                    #expect(active.count == 1 && waiting.count == 3, "active \(active), waiting \(waiting)")
-                    #expect(Set(active + waiting) == Set(ids.map(\.description)))
-                    let stat = await service.getGlobalStat()
-                    #expect(stat["numActive"] == "1" && stat["numWaiting"] == "3", "\(stat)")
-                }
+        try await Self.withMembersServing(aSlots: 1) { a, b, scene in
+            let (server, out, cluster, url) = (scene.server, scene.out, scene.cluster, scene.url)
+            var ids: [DownloadID] = []
+            for n in 0..<4 {
+                let request = DownloadRequest(url: URL(string: server.url("/file/w\(n).bin", ["size": "400000", "seed": "\(n + 50)", "rate": "10000"]))!, directory: out)
+                ids.append(try await a.add(request).id)
+            }
+            try await waitUntil("one running row, three queued", within: .seconds(60)) {
+                let running = try await Self.rows(cluster, url, state: "running")
+                let queued = try await Self.rows(cluster, url, state: "queued")
+                return running == "1" && queued == "3"
+            }
+            for manager in [a, b] {
+                let service = try Aria2Service(manager: manager, configuration: Aria2Configuration(downloadDirectory: out) { _ in })
+                let active = Aria2Fixture.gids(try await service.tellActive(RPCParameters([])))
+                let waiting = Aria2Fixture.gids(try await service.tellWaiting(RPCParameters([0, 10])))
+                #expect(active.count == 1 && waiting.count == 3, "active \(active), waiting \(waiting)")
+                #expect(Set(active + waiting) == Set(ids.map(\.description)))
+                let stat = await service.getGlobalStat()
+                #expect(stat["numActive"] == "1" && stat["numWaiting"] == "3", "\(stat)")
             }
         }
     }
@@ -183,33 +190,27 @@ struct FleetClientViewTests {
     /// last member, woken by the store's notification (the fallback poll set to an hour), and
     /// its summary lists both members as completed with their files.
     @Test func aGroupCompletedOnAnotherDaemonAnswersAWaitHere() async throws {
-        let cluster = try await PostgresCluster.shared()
-        let url = try await cluster.makeDatabase()
-        try await withTestServer { server in
-            let temporary = try TemporaryDirectory()
-            defer { temporary.remove() }
-            let out = try temporary.subdirectory("out")
-            let members = try await Self.withMembers(url) { a, b in
-                b.storeChanges?.fallbackPollInterval = .seconds(3600)
-                let requests = (0..<2).map { n in
-                    DownloadRequest(url: URL(string: server.url("/file/g\(n).bin", ["size": "200000", "seed": "\(n + 20)", "rate": "200000"]))!, directory: out)
-                }
-                let ids = try await b.addMembers(requests, toGroup: "g")
-                let waiting = Task { try await b.waitForMembersInFleet(ofGroup: "g", knownFinished: -1, timeout: .seconds(120)) }
-                try await waitUntil("a completed both members", within: .seconds(120)) {
-                    try await Self.rows(cluster, url, state: "completed") == "2"
-                }
-                let started = ContinuousClock.now
-                let members = try await waiting.value
-                #expect(ContinuousClock.now - started < .seconds(30), "the wait returned on the notification, not at its end (120 s)")
-                #expect(members.map(\.id) == ids)
-                return members
+        let members = try await Self.withMembersServing { a, b, scene in
+            let (server, out, cluster, url) = (scene.server, scene.out, scene.cluster, scene.url)
+            b.storeChanges?.fallbackPollInterval = .seconds(3600)
+            let requests = (0..<2).map { n in
+                DownloadRequest(url: URL(string: server.url("/file/g\(n).bin", ["size": "200000", "seed": "\(n + 20)", "rate": "200000"]))!, directory: out)
             }
-            let summary = RemoteGroupSummary(name: "g", members: members).summary
-            #expect(summary.isComplete)
-            #expect(summary.completed.map(\.id) == members.map(\.id))
-            #expect(summary.completed.allSatisfy { $0.file?.length == 200_000 })
+            let ids = try await b.addMembers(requests, toGroup: "g")
+            let waiting = Task { try await b.waitForMembersInFleet(ofGroup: "g", knownFinished: -1, timeout: .seconds(120)) }
+            try await waitUntil("a completed both members", within: .seconds(120)) {
+                try await Self.rows(cluster, url, state: "completed") == "2"
+            }
+            let started = ContinuousClock.now
+            let members = try await waiting.value
+            #expect(ContinuousClock.now - started < .seconds(30), "the wait returned on the notification, not at its end (120 s)")
+            #expect(members.map(\.id) == ids)
+            return members
         }
+        let summary = RemoteGroupSummary(name: "g", members: members).summary
+        #expect(summary.isComplete)
+        #expect(summary.completed.map(\.id) == members.map(\.id))
+        #expect(summary.completed.allSatisfy { $0.file?.length == 200_000 })
     }
 
     /// The dashboard's fleet panel on one daemon lists both daemons of the database, itself
@@ -319,39 +320,33 @@ struct FleetClientViewTests {
     /// running one, and a wait on `b` (`haul.wait`) returns with the end. Before, `b` listed its own record of the two, queued for ever, and, taking
     /// those for unfinished downloads it held, did not look for the running one at all.
     @Test func downloadsAddedHereAndRunElsewhereAreListedAsTheyAre() async throws {
-        let cluster = try await PostgresCluster.shared()
-        let url = try await cluster.makeDatabase()
-        try await withTestServer { server in
-            let temporary = try TemporaryDirectory()
-            defer { temporary.remove() }
-            let out = try temporary.subdirectory("out")
-            try await Self.withMembers(url) { a, b in
-                var added: [DownloadID] = []
-                for n in 0..<2 {
-                    let request = DownloadRequest(url: URL(string: server.url("/file/h\(n).bin", ["size": "3000", "seed": "\(n + 70)"]))!, directory: out)
-                    added.append(try await b.add(request).id)
-                }
-                // A client of `b` waiting for the first (haul.wait) hears of its end on `a`.
-                let first = added[0]
-                let waited = Task { try await b.waitInFleet(first, timeout: .seconds(90)) }
-                let slow = DownloadRequest(url: URL(string: server.url("/file/own.bin", ["size": "400000", "seed": "79", "rate": "20000"]))!, directory: out)
-                let own = try await a.add(slow).id
-                try await waitUntil("two completed rows and one running", within: .seconds(60)) {
-                    let completed = try await Self.rows(cluster, url, state: "completed")
-                    let running = try await Self.rows(cluster, url, state: "running")
-                    return completed == "2" && running == "1"
-                }
-                let listed = await b.downloadsInFleet()
-                let states = Dictionary(listed.map { ($0.id, $0.state) }, uniquingKeysWith: { first, _ in first })
-                #expect(listed.count == 3, "\(listed.map { "\($0.id) \($0.state)" })")
-                #expect(added.allSatisfy { states[$0] == .completed }, "\(states)")
-                #expect(states[own] == .running, "\(states)")
-                let end = try await waited.value
-                #expect(end?.state == .completed, "\(String(describing: end))")
-                for id in added {
-                    let status = await b.snapshotInFleet(id)
-                    #expect(status?.state == .completed && status?.progress.completedBytes == 3000, "\(String(describing: status))")
-                }
+        try await Self.withMembersServing { a, b, scene in
+            let (server, out, cluster, url) = (scene.server, scene.out, scene.cluster, scene.url)
+            var added: [DownloadID] = []
+            for n in 0..<2 {
+                let request = DownloadRequest(url: URL(string: server.url("/file/h\(n).bin", ["size": "3000", "seed": "\(n + 70)"]))!, directory: out)
+                added.append(try await b.add(request).id)
+            }
+            // A client of `b` waiting for the first (haul.wait) hears of its end on `a`.
+            let first = added[0]
+            let waited = Task { try await b.waitInFleet(first, timeout: .seconds(90)) }
+            let slow = DownloadRequest(url: URL(string: server.url("/file/own.bin", ["size": "400000", "seed": "79", "rate": "20000"]))!, directory: out)
+            let own = try await a.add(slow).id
+            try await waitUntil("two completed rows and one running", within: .seconds(60)) {
+                let completed = try await Self.rows(cluster, url, state: "completed")
+                let running = try await Self.rows(cluster, url, state: "running")
+                return completed == "2" && running == "1"
+            }
+            let listed = await b.downloadsInFleet()
+            let states = Dictionary(listed.map { ($0.id, $0.state) }, uniquingKeysWith: { first, _ in first })
+            #expect(listed.count == 3, "\(listed.map { "\($0.id) \($0.state)" })")
+            #expect(added.allSatisfy { states[$0] == .completed }, "\(states)")
+            #expect(states[own] == .running, "\(states)")
+            let end = try await waited.value
+            #expect(end?.state == .completed, "\(String(describing: end))")
+            for id in added {
+                let status = await b.snapshotInFleet(id)
+                #expect(status?.state == .completed && status?.progress.completedBytes == 3000, "\(String(describing: status))")
             }
         }
     }
