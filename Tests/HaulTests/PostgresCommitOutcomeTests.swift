@@ -43,6 +43,7 @@ struct PostgresCommitOutcomeTests {
             try await store.submit(.appendEvents(session: "s", [StoredEvent(kind: .completed, download: DownloadID(rawValue: 7))]))
             #expect(relay.cutsMade == 1, "the relay did not cut the commit: the test tested nothing")
             #expect(try await Self.eventCount(cluster, database) == "1")
+            #expect(store.transactionsInterrupted.withLockedValue { $0 } == 1, "counted, though it was found committed")
 
             relay.arm(.afterTheAnswer)
             let value = try await store.write("insert a session") { connection in

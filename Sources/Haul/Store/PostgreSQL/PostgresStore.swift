@@ -33,6 +33,11 @@ final class PostgresStore: DownloadStoring {
     /// How long one operation may go unanswered before it is given up (`PostgresStore+TimeLimit`).
     let operationTimeLimit: Duration
 
+    /// How many of this store's transactions failed for another reason than a conflict: a
+    /// connection ended under them, a timeout, a refusal (whether their commit was then found
+    /// committed or not). What tests of a server going away check that they exercised.
+    let transactionsInterrupted = NIOLockedValueBox(0)
+
     private init(address: PostgresAddress, stateDirectory: URL?, operationTimeLimit: Duration) {
         self.address = address
         self.stateDirectory = stateDirectory
@@ -43,12 +48,15 @@ final class PostgresStore: DownloadStoring {
         let listener = PostgresListener(address: address)
         self.listener = listener
         self.changes = StoreChangeFeed { [weak listener] feed in listener?.start(feeding: feed) }
+        let interrupted = transactionsInterrupted
         self.committer = GroupCommitter { [client, address, operationTimeLimit] writes in
             // A task of its own: a caller's cancellation must not abort others' rows.
             await Task {
                 do {
                     let fences = StoreWrite.fences(in: writes)
-                    try await Self.transaction(on: client, "save downloads", address: address, within: operationTimeLimit) { connection in
+                    try await Self.transaction(
+                        on: client, "save downloads", address: address, within: operationTimeLimit, counting: interrupted
+                    ) { connection in
                         // What a rolled-back attempt recorded on the fences is forgotten.
                         for fence in fences { fence.attemptStarted() }
                         try await PostgresWrites.apply(writes, on: connection)
@@ -158,7 +166,7 @@ final class PostgresStore: DownloadStoring {
         _ action: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws(HaulError) -> Value {
         do {
-            return try await Self.transaction(on: client, action, address: address, within: operationTimeLimit, body)
+            return try await Self.transaction(on: client, action, address: address, within: operationTimeLimit, counting: transactionsInterrupted, body)
         } catch {
             throw PostgresFailure.error(error, action, address: address)
         }
@@ -178,6 +186,7 @@ final class PostgresStore: DownloadStoring {
     /// returns `body`'s value, so the caller never writes it a second time.
     static func transaction<Value: Sendable>(
         on client: PostgresClient, _ action: String, address: PostgresAddress, within limit: Duration,
+        counting interrupted: NIOLockedValueBox<Int>? = nil,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws -> Value {
         var attempt = 1
@@ -200,6 +209,7 @@ final class PostgresStore: DownloadStoring {
                 // A few milliseconds apart, growing, so the two do not meet again at once.
                 try await Task.sleep(for: .milliseconds(Int64.random(in: 1...10) * Int64(attempt)))
             } catch {
+                interrupted?.withLockedValue { $0 += 1 }
                 guard let sent = record.seal() else { throw error }
                 guard await outcome(of: sent.xid, on: client, address: address, within: limit) == .committed else { throw error }
                 return sent.value
