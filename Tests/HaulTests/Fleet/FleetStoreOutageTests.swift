@@ -34,6 +34,10 @@ struct FleetStoreOutageTests {
             let (ids, failedWrite) = try await Support.shuttingDown([member]) {
                 let ids = try await member.addMembers(requests, toGroup: "outage")
                 func completed() async throws -> Int { try await Int(fixture.sql("SELECT count(*) FROM haul.download WHERE state = 'completed'")) ?? 0 }
+                // First, connections are ended while one of the member's writes waits for a
+                // lock the test holds: at least one write meets an ended connection in its
+                // middle, however the rounds below fall (a loaded CI run once saw none fail).
+                try await Self.endConnectionsDuringAWrite(fixture)
                 // Rounds of ended connections, each once two more downloads completed since the
                 // one before: the store keeps failing writes, and there is progress in between.
                 var endings = 0
@@ -70,7 +74,7 @@ struct FleetStoreOutageTests {
                 return (ids, await member.lastWriteError)
             }
             // A write that met an ended connection either failed (and was tried again) or had
-            // its commit looked up (`PostgresCommitOutcomeTests`): either shows the rounds hit.
+            // its commit looked up (`PostgresCommitOutcomeTests`).
             let store = await member.store
             let interrupted = try #require(store as? PostgresStore).transactionsInterrupted.withLockedValue { $0 }
             #expect(failedWrite != nil || interrupted > 0, "no transaction met an ended connection: the test did not test anything")
@@ -83,6 +87,34 @@ struct FleetStoreOutageTests {
             }
             #expect(Support.leftovers(out).isEmpty)
         }
+    }
+}
+
+extension FleetStoreOutageTests {
+    /// Ends every connection to the test database but the caller's while one of them waits
+    /// for a lock the test holds on the downloads' table (a member's write, blocked): tries
+    /// again, with a new hold, until such a wait was seen.
+    static func endConnectionsDuringAWrite(_ fixture: LeaseFixture) async throws {
+        for _ in 0..<20 {
+            let holder = Task { _ = try? await fixture.sql("BEGIN; LOCK TABLE haul.download IN SHARE MODE; SELECT pg_sleep(4); COMMIT;") }
+            let deadline = ContinuousClock.now.advanced(by: .milliseconds(3500))
+            var waiting = false
+            while !waiting && ContinuousClock.now < deadline {
+                waiting = try await fixture.sql("""
+                    SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'
+                    """) != "0"
+                if !waiting { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            if waiting {
+                _ = try await fixture.sql("""
+                    SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+                    WHERE datname = current_database() AND pid <> pg_backend_pid()
+                    """)
+            }
+            await holder.value
+            if waiting { return }
+        }
+        Issue.record("no write of the member waited for the test's lock in 20 tries")
     }
 }
 
