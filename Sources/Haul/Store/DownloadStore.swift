@@ -74,6 +74,11 @@ final class DownloadStore: DownloadStoring {
             // GRDB already sets this on a pool's writer connection; every connection says it
             // here so that the promise does not depend on which connection writes.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // A statement that changes many rows inside a transaction keeps a statement journal
+            // (to undo that statement alone); SQLite spills it to a file in /var/tmp past 64 KiB,
+            // on whatever disk that is. A re-run that replaces 5,000 earlier downloads wrote
+            // 36,000 writes there. Kept in memory, it costs what the changed pages weigh.
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
             if !db.configuration.readonly {
                 // The writer's page cache (SQLite's default is 2 MiB): a batch of 100,000 rows
                 // touches tens of MiB of pages, and a small cache spills them to the WAL and
