@@ -31,10 +31,10 @@ extension DownloadManager {
         var directories = DirectoryCache()
         let normalized = requests.map { directories.normalized($0) }
         records.reserveCapacity(normalized.count)
-        try await loadEarlierFinished(matching: normalized)
+        // Earlier downloads only the store holds that new ones replace: never loaded.
+        var spent = try await loadEarlierFinished(matching: normalized)
         var identities = IdentityCache()
         var latest: [RequestIdentity: DownloadID] = [:]
-        var spent: [RequestIdentity: [DownloadID]] = [:]
         for id in order {
             guard let record = records[id] else { continue }
             if Self.canContinue(record) {
@@ -76,9 +76,13 @@ extension DownloadManager {
     /// those whose URL and directory one of `requests` asks for again, so that they are recognised like the
     /// ones in memory. A lookup per distinct URL and directory in an index: the cost follows
     /// the batch, not the store's history.
-    private func loadEarlierFinished(matching requests: [DownloadRequest]) async throws(HaulError) {
-        guard finishedLeftInStore, !requests.isEmpty else { return }
-        var rows = try await store.finished(session: session, matching: Set(requests.map { DownloadPlace(KeptRequest($0)) }))
+    /// Those that a new download replaces for certain are not loaded (`sortEarlierFinished`):
+    /// their IDs are returned, by request, to be deleted.
+    private func loadEarlierFinished(matching requests: [DownloadRequest]) async throws(HaulError) -> [RequestIdentity: [DownloadID]] {
+        guard finishedLeftInStore, !requests.isEmpty else { return [:] }
+        let earlier = try await sortEarlierFinished(of: requests)
+        guard !earlier.toLoad.isEmpty else { return earlier.spent }
+        var rows = try await store.finished(session: session, matching: earlier.toLoad)
         // A completed row whose file a dead process left verified and not yet renamed.
         let verifiedLeft = Self.rowsWithVerifiedFiles(rows)
         let moved = verifiedLeft.isEmpty ? [] : await finishInterruptedPlacements(&rows) { verifiedLeft.contains($0.id) }
@@ -86,6 +90,7 @@ extension DownloadManager {
             adoptLoaded(loadedRecord(row))
             if moved.contains(row.id) { markDirty(row.id) }
         }
+        return earlier.spent
     }
 
     /// Forgets earlier downloads that a new one replaces (canceled ones, or completed ones

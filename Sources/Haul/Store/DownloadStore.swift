@@ -281,6 +281,12 @@ struct DownloadPlace: Hashable, Sendable {
         url = request.urlText
         directory = StoredURL.directoryText(request.directory)
     }
+
+    /// A URL as `KeptRequest.urlText` gives it, in a directory as `StoredURL.directoryText` does.
+    init(url: String, directory: String) {
+        self.url = url
+        self.directory = directory
+    }
 }
 
 extension DownloadStore {

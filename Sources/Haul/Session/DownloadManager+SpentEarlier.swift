@@ -1,0 +1,93 @@
+import Foundation
+
+/// Sorting a batch's earlier finished downloads, before any of them is loaded, into those a
+/// new download will replace and those the manager must look at whole.
+///
+/// Why: a batch run again after its files were deleted (issue 26's job (g)) found each
+/// earlier download by reading its whole row, decoding it and building a record, only to
+/// delete that record and its row a moment later. That was most of what the re-run cost
+/// beyond a first run: a fresh run into the same directory started its transfers at 0.12 s,
+/// the re-run at 0.27 s. Here such a download costs a narrow row (`EarlierDownloadRow`, the
+/// query `haul get` already makes for intact files) and a `stat`; only its ID is kept, for
+/// the deletion.
+///
+/// The sorting is conservative: a download is called spent only when the manager, having
+/// loaded it, would have replaced it too. Everything else at the same URL and directory is
+/// loaded whole as before.
+extension DownloadManager {
+    /// The earlier finished downloads of a batch, as `sortEarlierFinished` found them.
+    struct EarlierFinished {
+        /// Downloads of the store that a new download of the same request replaces, by that
+        /// request: canceled ones, and completed ones whose file is no longer as placed.
+        var spent: [RequestIdentity: [DownloadID]] = [:]
+        /// The URLs and directories whose earlier downloads must be loaded whole: one of them
+        /// may be continued, taken in as completed, or placed from a `.done` file.
+        var toLoad: Set<DownloadPlace> = []
+    }
+
+    /// Sorts the session's finished downloads of `requests` (normalised), skipping those in
+    /// memory already. One query of the (session, directory, URL) index per directory.
+    func sortEarlierFinished(of requests: [DownloadRequest]) async throws(HaulError) -> EarlierFinished {
+        var sorted = EarlierFinished()
+        var identities = IdentityCache()
+        // Per directory as stored: its path as identities give it, and its URLs once each.
+        var batches: [String: (path: String, directory: URL, urls: [String], seen: Set<String>)] = [:]
+        var order: [String] = []
+        for request in requests {
+            let kept = KeptRequest(request)
+            let text = StoredURL.directoryText(request.directory)
+            if batches[text] == nil {
+                batches[text] = (identities.identity(of: kept).directory, request.directory, [], [])
+                order.append(text)
+            }
+            if batches[text]!.seen.insert(kept.urlText).inserted { batches[text]!.urls.append(kept.urlText) }
+        }
+        let json = JSONColumns()
+        for text in order {
+            guard let batch = batches[text] else { continue }
+            let rows = try await store.earlierDownloads(session: session, directory: text, urls: batch.urls)
+            guard !rows.isEmpty else { continue }
+            // A dead process may have left verified files here (`.haul-KEY.done`) for
+            // completed rows whose file is not in place yet: then every such row is loaded
+            // whole, so that it is placed (`finishInterruptedPlacements`) and not replaced.
+            let verifiedLeft = !PartFile.verifiedKeys(inDirectory: batch.directory.path).isEmpty
+            var spentHere: [(url: String, identity: RequestIdentity, id: DownloadID)] = []
+            var loadURLs: Set<String> = []
+            for row in rows where !records.contains(row.id) {
+                let spent: Bool
+                switch row.state {
+                case .canceled: spent = true
+                case .completed: spent = !verifiedLeft && Self.placedFileIsGone(row)
+                case .failed: spent = false
+                // Unfinished downloads are in memory from the start (`isLoaded`).
+                case .queued, .running, .paused: continue
+                }
+                if spent, let checksums = try? json.decodeChecksums(row.checksumsText) {
+                    let identity = RequestIdentity(
+                        url: row.url, directory: batch.path, fileName: row.fileName,
+                        checksums: checksums.count < 2 ? checksums : checksums.sorted { $0.description < $1.description })
+                    spentHere.append((row.url, identity, row.id))
+                } else {
+                    loadURLs.insert(row.url)
+                }
+            }
+            for url in loadURLs { sorted.toLoad.insert(DownloadPlace(url: url, directory: text)) }
+            // A URL with a row to load is loaded whole, its spent rows too, as before.
+            for entry in spentHere where !loadURLs.contains(entry.url) {
+                sorted.spent[entry.identity, default: []].append(entry.id)
+            }
+        }
+        return sorted
+    }
+
+    /// Whether the manager would find a completed row's file no longer the one it placed
+    /// (`placedFileIsIntact` false): no size or time recorded, or the file gone, or another
+    /// size or modification time. A file a `skip` left alone is never called gone here.
+    nonisolated static func placedFileIsGone(_ row: EarlierDownloadRow) -> Bool {
+        guard !row.skipped else { return false }
+        guard let path = row.filePath, let size = row.fileSize, let modified = row.fileModified,
+              let now = SystemCalls.describe(path)
+        else { return true }
+        return now.size != size || abs(now.modified - StoredDate.date(modified).timeIntervalSince1970) >= 0.001
+    }
+}
