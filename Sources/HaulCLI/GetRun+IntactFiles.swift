@@ -14,17 +14,19 @@ import Haul
 extension GetRun {
     /// The requests whose files are intact, as snapshots of their earlier downloads, and the
     /// requests left to add, in their order.
+    /// `earlier`: what the look-up found of the rest's earlier downloads, for the manager's
+    /// `add`, so that it does not look them up again.
     static func setAsideIntact(
         _ requests: [DownloadRequest], in store: EarlierRunStore
-    ) async throws(HaulError) -> (intact: [DownloadInfo], rest: [DownloadRequest]) {
-        let found = try await store.intactEarlierDownloads(of: requests)
+    ) async throws(HaulError) -> (intact: [DownloadInfo], rest: [DownloadRequest], earlier: DownloadManager.EarlierFinished?) {
+        let found = try await store.lookUpEarlier(of: requests)
         var intact: [DownloadInfo] = []
         var rest: [DownloadRequest] = []
         rest.reserveCapacity(requests.count)
-        for (request, info) in zip(requests, found) {
+        for (request, info) in zip(requests, found.intact) {
             if let info { intact.append(info) } else { rest.append(request) }
         }
-        return (intact, rest)
+        return (intact, rest, found.rest)
     }
 
     /// Files found intact, reported as the manager reports a download it took into the group

@@ -68,9 +68,11 @@ struct GetRun: Sendable {
         // Files an earlier run placed and nobody changed since: reported here, not added.
         var intact: [DownloadInfo] = []
         var requests = plan.requests
+        // What the look-up found of the earlier downloads of `requests`, for `add`.
+        var earlier: DownloadManager.EarlierFinished?
         if documents.isEmpty {
             do {
-                (intact, requests) = try await Self.setAsideIntact(requests, in: store)
+                (intact, requests, earlier) = try await Self.setAsideIntact(requests, in: store)
             } catch {
                 StandardStream.error.writeLine("haul: error: \(error.message)")
                 return ExitStatus(for: error)
@@ -99,7 +101,7 @@ struct GetRun: Sendable {
                 try DownloadManager.makeDirectories(for: members)
                 requests += members
                 if resources.isEmpty {
-                    (intact, requests) = try await Self.setAsideIntact(requests, in: store)
+                    (intact, requests, earlier) = try await Self.setAsideIntact(requests, in: store)
                 }
             }
             // Each run is its own group; downloads continued from earlier runs move into it.
@@ -110,7 +112,7 @@ struct GetRun: Sendable {
                 await manager.holdGroupOpen(name)
                 holdsGroup = true
             }
-            group = try await manager.add(requests, toGroup: name, continuingExisting: true)
+            group = try await manager.add(requests, toGroup: name, continuingExisting: true, earlier: earlier)
         } catch {
             // The whole batch was validated first: nothing was queued or written.
             await manager.shutdown()

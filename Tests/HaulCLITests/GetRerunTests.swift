@@ -1,4 +1,5 @@
 import Foundation
+import Haul
 import HaulTestServer
 import HaulTestSupport
 import Testing
@@ -62,8 +63,22 @@ import Testing
                     #expect(try Data(contentsOf: directory.file("r\(index).bin")).count == 3_000 + index + 7)
                     #expect(try Data(contentsOf: directory.file("r\(index) (1).bin")).count == 3_000 + index)
                 }
+                // The earlier downloads of the files fetched again were replaced, not kept
+                // beside the new ones: the store holds one download per request.
+                #expect(try await storedDownloads(state: URL(fileURLWithPath: directory.url.path + ".haul-state")) == Self.count)
             }
         }
+    }
+
+    /// How many downloads `haul get`'s store holds (opened without pruning).
+    func storedDownloads(state: URL) async throws -> Int {
+        var configuration = DownloadManager.Configuration()
+        configuration.retention = .keepAll
+        let manager = try await DownloadManager.open(
+            stateDirectory: state, session: "haul get", configuration: configuration, continueInterrupted: false)
+        let count = await manager.downloads().count
+        await manager.shutdown()
+        return count
     }
 
     /// A third run, with every file present and unchanged, sends no request at all and still

@@ -11,10 +11,15 @@ extension DownloadManager {
     /// - completed, and its file is still as it was placed (same size and modification time):
     ///   it joins the group as completed, and a `.completed` event is emitted again;
     /// - completed but the file was deleted or changed since, or canceled: a new download.
+    ///
+    /// `earlier`: what a look-up of the same requests found of their earlier downloads
+    /// (`EarlierRunStore.lookUpEarlier`, its `rest`), so that they are not looked up again.
     @discardableResult
-    package func add(_ requests: [DownloadRequest], toGroup name: String, continuingExisting: Bool) async throws(HaulError) -> DownloadGroup {
+    package func add(
+        _ requests: [DownloadRequest], toGroup name: String, continuingExisting: Bool, earlier: EarlierFinished? = nil
+    ) async throws(HaulError) -> DownloadGroup {
         if continuingExisting {
-            try await addContinuing(requests, toGroup: name)
+            try await addContinuing(requests, toGroup: name, earlier: earlier)
         } else {
             try await addMembers(requests, toGroup: name)
         }
@@ -24,7 +29,9 @@ extension DownloadManager {
     /// `add(_:toGroup:continuingExisting:)` continuing, returning the IDs of the downloads
     /// that stand for `requests`, in their order: continued ones and new ones.
     @discardableResult
-    package func addContinuing(_ requests: [DownloadRequest], toGroup name: String) async throws(HaulError) -> [DownloadID] {
+    package func addContinuing(
+        _ requests: [DownloadRequest], toGroup name: String, earlier: EarlierFinished? = nil
+    ) async throws(HaulError) -> [DownloadID] {
         try Self.validate(requests)
         guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
         createGroupIfNeeded(name)
@@ -32,7 +39,7 @@ extension DownloadManager {
         let normalized = requests.map { directories.normalized($0) }
         records.reserveCapacity(normalized.count)
         // Earlier downloads only the store holds that new ones replace: never loaded.
-        var spent = try await loadEarlierFinished(matching: normalized)
+        var spent = try await loadEarlierFinished(matching: normalized, sorted: earlier)
         var identities = IdentityCache()
         var latest: [RequestIdentity: DownloadID] = [:]
         for id in order {
@@ -78,9 +85,21 @@ extension DownloadManager {
     /// the batch, not the store's history.
     /// Those that a new download replaces for certain are not loaded (`sortEarlierFinished`):
     /// their IDs are returned, by request, to be deleted.
-    private func loadEarlierFinished(matching requests: [DownloadRequest]) async throws(HaulError) -> [RequestIdentity: [DownloadID]] {
+    /// `sorted`: the sorting a look-up made already, taken instead of making it again.
+    private func loadEarlierFinished(
+        matching requests: [DownloadRequest], sorted: EarlierFinished?
+    ) async throws(HaulError) -> [RequestIdentity: [DownloadID]] {
         guard finishedLeftInStore, !requests.isEmpty else { return [:] }
-        let earlier = try await sortEarlierFinished(of: requests)
+        var earlier: EarlierFinished
+        if let sorted {
+            earlier = sorted
+            // Sorted before this manager opened: any it holds now are its own to judge.
+            for (identity, ids) in earlier.spent where ids.contains(where: { records.contains($0) }) {
+                earlier.spent[identity] = ids.filter { !records.contains($0) }
+            }
+        } else {
+            earlier = try await sortEarlierFinished(of: requests)
+        }
         guard !earlier.toLoad.isEmpty else { return earlier.spent }
         var rows = try await store.finished(session: session, matching: earlier.toLoad)
         // A completed row whose file a dead process left verified and not yet renamed.

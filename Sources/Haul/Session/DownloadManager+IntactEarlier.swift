@@ -28,18 +28,37 @@ extension DownloadManager {
         return try await Self.intactEarlierDownloads(of: requests, in: store, session: session)
     }
 
+    /// What a look-up of earlier downloads found: the intact ones, and how the earlier
+    /// downloads of the other requests sort (`sortEarlierFinished`), for `add` to take as is.
+    package struct EarlierLookup: Sendable {
+        /// For each request, in order: its intact earlier download, or nil.
+        package var intact: [DownloadInfo?]
+        /// The earlier finished downloads of the requests not found intact; nil when none
+        /// were looked up (finished downloads are kept in memory).
+        package var rest: EarlierFinished?
+    }
+
     /// `intactEarlierDownloads(of:)` on a store without a manager (see `EarlierRunStore`).
     static func intactEarlierDownloads(
         of requests: [DownloadRequest], in store: any DownloadStoring, session: String
     ) async throws(HaulError) -> [DownloadInfo?] {
+        try await lookUpEarlier(of: requests, in: store, session: session).intact
+    }
+
+    /// `intactEarlierDownloads(of:in:session:)`, with the earlier downloads of the other
+    /// requests sorted from the same rows: one query per directory for both.
+    static func lookUpEarlier(
+        of requests: [DownloadRequest], in store: any DownloadStoring, session: String
+    ) async throws(HaulError) -> EarlierLookup {
         var found = [DownloadInfo?](repeating: nil, count: requests.count)
-        guard !requests.isEmpty else { return found }
+        var rest = EarlierFinished()
+        guard !requests.isEmpty else { return EarlierLookup(intact: found, rest: rest) }
         var directories = DirectoryCache()
         var identities = IdentityCache()
         var normalized: [DownloadRequest] = []
         normalized.reserveCapacity(requests.count)
         // Each identity's request, by directory as stored; an identity asked for twice is left to `add`.
-        var batches: [(text: String, path: String, indexes: [RequestIdentity: Int], urls: [String])] = []
+        var batches: [(text: String, path: String, directory: URL, indexes: [RequestIdentity: Int], urls: [String])] = []
         var batchOfText: [String: Int] = [:]
         // A batch nearly always shares one directory: its entry is found by comparing, not hashing.
         var last: (directory: URL, batch: Int)?
@@ -58,7 +77,7 @@ extension DownloadManager {
                     batch = known
                 } else {
                     batch = batches.count
-                    batches.append((text, identity.directory, [:], []))
+                    batches.append((text, identity.directory, request.directory, [:], []))
                     batchOfText[text] = batch
                 }
                 last = (request.directory, batch)
@@ -92,8 +111,13 @@ extension DownloadManager {
                 found[index] = Self.intactDownload(among: rowsByRequest[start..<end].lazy.map(\.row), for: normalized[index], json)
                 start = end
             }
+            // The rows of every URL asked for by a request not found intact, sorted as the
+            // manager would sort them when that request reaches it.
+            var restURLs: Set<String> = []
+            for (identity, index) in batch.indexes where found[index] == nil { restURLs.insert(identity.url) }
+            Self.sort(rows.filter { restURLs.contains($0.url) }, directory: (batch.text, batch.path, batch.directory), json, into: &rest)
         }
-        return found
+        return EarlierLookup(intact: found, rest: rest)
     }
 
     /// The download standing for a request among its earlier rows, when there is exactly one

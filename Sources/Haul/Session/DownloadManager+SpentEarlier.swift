@@ -15,8 +15,10 @@ import Foundation
 /// loaded it, would have replaced it too. Everything else at the same URL and directory is
 /// loaded whole as before.
 extension DownloadManager {
-    /// The earlier finished downloads of a batch, as `sortEarlierFinished` found them.
-    struct EarlierFinished {
+    /// The earlier finished downloads of a batch, as `sortEarlierFinished` found them: what
+    /// `haul get`'s own look-up (`EarlierRunStore.lookUpEarlier`) hands on to the manager with
+    /// the requests it did not find intact, so that they are not looked up twice.
+    package struct EarlierFinished: Sendable {
         /// Downloads of the store that a new download of the same request replaces, by that
         /// request: canceled ones, and completed ones whose file is no longer as placed.
         var spent: [RequestIdentity: [DownloadID]] = [:]
@@ -46,44 +48,56 @@ extension DownloadManager {
         for text in order {
             guard let batch = batches[text] else { continue }
             let rows = try await store.earlierDownloads(session: session, directory: text, urls: batch.urls)
-            guard !rows.isEmpty else { continue }
-            // A dead process may have left verified files here (`.haul-KEY.done`) for
-            // completed rows whose file is not in place yet: then every such row is loaded
-            // whole, so that it is placed (`finishInterruptedPlacements`) and not replaced.
-            let verifiedLeft = !PartFile.verifiedKeys(inDirectory: batch.directory.path).isEmpty
-            var spentHere: [(url: String, identity: RequestIdentity, id: DownloadID)] = []
-            var loadURLs: Set<String> = []
-            for row in rows where !records.contains(row.id) {
-                let spent: Bool
-                switch row.state {
-                case .canceled: spent = true
-                case .completed: spent = !verifiedLeft && Self.placedFileIsGone(row)
-                case .failed: spent = false
-                // Unfinished downloads are in memory from the start (`isLoaded`).
-                case .queued, .running, .paused: continue
-                }
-                if spent, let checksums = try? json.decodeChecksums(row.checksumsText) {
-                    let identity = RequestIdentity(
-                        url: row.url, directory: batch.path, fileName: row.fileName,
-                        checksums: checksums.count < 2 ? checksums : checksums.sorted { $0.description < $1.description })
-                    spentHere.append((row.url, identity, row.id))
-                } else {
-                    loadURLs.insert(row.url)
-                }
-            }
-            for url in loadURLs { sorted.toLoad.insert(DownloadPlace(url: url, directory: text)) }
-            // A URL with a row to load is loaded whole, its spent rows too, as before.
-            for entry in spentHere where !loadURLs.contains(entry.url) {
-                sorted.spent[entry.identity, default: []].append(entry.id)
-            }
+            let unloaded = rows.filter { !records.contains($0.id) }
+            Self.sort(unloaded, directory: (text, batch.path, batch.directory), json, into: &sorted)
         }
         return sorted
+    }
+
+    /// Sorts the rows of one directory (as stored, as identities give it, and as a URL) into
+    /// `sorted`: spent rows by their request's identity, unless their URL has a row to load.
+    static func sort(
+        _ rows: [EarlierDownloadRow], directory: (text: String, path: String, url: URL), _ json: JSONColumns,
+        into sorted: inout EarlierFinished
+    ) {
+        guard !rows.isEmpty else { return }
+        // A dead process may have left verified files here (`.haul-KEY.done`) for completed
+        // rows whose file is not in place yet: then every such row is loaded whole, so that it
+        // is placed (`finishInterruptedPlacements`) and not replaced.
+        var verifiedLeft: Bool?
+        var spentHere: [(url: String, identity: RequestIdentity, id: DownloadID)] = []
+        var loadURLs: Set<String> = []
+        for row in rows {
+            let spent: Bool
+            switch row.state {
+            case .canceled: spent = true
+            case .completed:
+                if verifiedLeft == nil { verifiedLeft = !PartFile.verifiedKeys(inDirectory: directory.url.path).isEmpty }
+                spent = verifiedLeft == false && placedFileIsGone(row)
+            case .failed: spent = false
+            // Unfinished downloads are in memory from the start.
+            case .queued, .running, .paused: continue
+            }
+            if spent, let checksums = try? json.decodeChecksums(row.checksumsText) {
+                let identity = RequestIdentity(
+                    url: row.url, directory: directory.path, fileName: row.fileName,
+                    checksums: checksums.count < 2 ? checksums : checksums.sorted { $0.description < $1.description })
+                spentHere.append((row.url, identity, row.id))
+            } else {
+                loadURLs.insert(row.url)
+            }
+        }
+        for url in loadURLs { sorted.toLoad.insert(DownloadPlace(url: url, directory: directory.text)) }
+        // A URL with a row to load is loaded whole, its spent rows too, as before.
+        for entry in spentHere where !loadURLs.contains(entry.url) {
+            sorted.spent[entry.identity, default: []].append(entry.id)
+        }
     }
 
     /// Whether the manager would find a completed row's file no longer the one it placed
     /// (`placedFileIsIntact` false): no size or time recorded, or the file gone, or another
     /// size or modification time. A file a `skip` left alone is never called gone here.
-    nonisolated static func placedFileIsGone(_ row: EarlierDownloadRow) -> Bool {
+    static func placedFileIsGone(_ row: EarlierDownloadRow) -> Bool {
         guard !row.skipped else { return false }
         guard let path = row.filePath, let size = row.fileSize, let modified = row.fileModified,
               let now = SystemCalls.describe(path)

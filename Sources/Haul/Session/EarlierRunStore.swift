@@ -35,8 +35,17 @@ package struct EarlierRunStore: Sendable {
     /// `DownloadManager.intactEarlierDownloads(of:)` answers it; all nil when the rule keeps
     /// finished downloads in memory (a manager finds them there instead).
     package func intactEarlierDownloads(of requests: [DownloadRequest]) async throws(HaulError) -> [DownloadInfo?] {
-        guard !retention.loadsEarlierFinished else { return [DownloadInfo?](repeating: nil, count: requests.count) }
-        return try await DownloadManager.intactEarlierDownloads(of: requests, in: store, session: session)
+        try await lookUpEarlier(of: requests).intact
+    }
+
+    /// `intactEarlierDownloads(of:)`, with what it found of the other requests' earlier
+    /// downloads, for the manager's `add` to take instead of looking them up again. Finds
+    /// nothing when the rule keeps finished downloads in memory.
+    package func lookUpEarlier(of requests: [DownloadRequest]) async throws(HaulError) -> DownloadManager.EarlierLookup {
+        guard !retention.loadsEarlierFinished else {
+            return DownloadManager.EarlierLookup(intact: [DownloadInfo?](repeating: nil, count: requests.count), rest: nil)
+        }
+        return try await DownloadManager.lookUpEarlier(of: requests, in: store, session: session)
     }
 }
 
