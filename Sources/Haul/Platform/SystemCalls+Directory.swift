@@ -98,15 +98,16 @@ extension SystemCalls {
     /// Opens the entry `name` of `directory` for reading and writing, never through a link.
     /// `create`: make it (mode 0644), and only if nothing, a link included, has the name.
     static func openEntry(in directory: Int32, _ name: String, create: Bool, path: String) throws(HaulError) -> EntryOpening {
-        var flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK
-        if create { flags |= O_CREAT | O_EXCL }
+        // O_NONBLOCK only keeps a planted FIFO from blocking the open of an existing entry;
+        // one made here (O_EXCL) is a new regular file, opened without it.
+        var flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC
+        flags |= create ? O_CREAT | O_EXCL : O_NONBLOCK
         while true {
             let fd = name.withCString { openat(directory, $0, flags, 0o644) }
             if fd >= 0 {
-                // O_NONBLOCK only kept a planted FIFO from blocking the open; files ignore it.
-                // It is the only status flag opened with, so clearing them all clears it
-                // without reading them first (a system call per part file fewer).
-                _ = fcntl(fd, F_SETFL, 0)
+                // Files ignore O_NONBLOCK; it is the only status flag opened with, so clearing
+                // them all clears it without reading them first.
+                if !create { _ = fcntl(fd, F_SETFL, 0) }
                 return .opened(fd)
             }
             let code = errno
