@@ -42,17 +42,20 @@ enum JSONText {
 
     /// `[["name","value"],…]`
     static func pairs(_ pairs: [(String, String)]) -> String {
-        "[" + pairs.map { "[" + quoted($0.0) + "," + quoted($0.1) + "]" }.joined(separator: ",") + "]"
+        if pairs.isEmpty { return "[]" }
+        return "[" + pairs.map { "[" + quoted($0.0) + "," + quoted($0.1) + "]" }.joined(separator: ",") + "]"
     }
 
     /// `["a","b",…]`
     static func strings(_ values: [String]) -> String {
-        "[" + values.map(quoted).joined(separator: ",") + "]"
+        if values.isEmpty { return "[]" }
+        return "[" + values.map(quoted).joined(separator: ",") + "]"
     }
 
     /// An object of string values, keys sorted.
     static func object(_ members: [String: String]) -> String {
-        "{" + members.sorted { $0.key < $1.key }.map { quoted($0.key) + ":" + quoted($0.value) }.joined(separator: ",") + "}"
+        if members.isEmpty { return "{}" }
+        return "{" + members.sorted { $0.key < $1.key }.map { quoted($0.key) + ":" + quoted($0.value) }.joined(separator: ",") + "}"
     }
 
     /// An object whose members are already JSON, written in the order given (the caller
