@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.36.0"),
+        // NIOHTTP2: the SETTINGS frame that widens each HTTP/2 stream's first window (`HTTPTransport`).
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         // NIOSOCKS: the errors of AsyncHTTPClient's SOCKS5 client, told apart for their messages.
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -44,6 +46,7 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // TLS settings (trusted CAs, client certificates) and TLS errors: AsyncHTTPClient's own TLS library.
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 // What a SOCKS proxy answered (refused the origin, wants credentials): AsyncHTTPClient's SOCKS library.
                 .product(name: "NIOSOCKS", package: "swift-nio-extras"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -121,6 +124,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 // The relay that cuts a store's connection at its COMMIT (CommitCuttingRelay).
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // The SETTINGS frame a new HTTP/2 connection sends (HTTP2StreamWindowTests).
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 // The SOCKS answers TransportFailureTests maps.
                 .product(name: "NIOSOCKS", package: "swift-nio-extras"),
                 // A factory that records what the manager's instruments were told (ManagerMetricsTests).

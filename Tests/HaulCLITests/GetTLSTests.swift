@@ -26,6 +26,26 @@ import Glibc
         }
     }
 
+    /// Files of more than a default HTTP/2 stream window (65,535 bytes), 16 at once on one
+    /// connection whose streams start with a wide window (`HTTPTransport.widenStreamWindows`),
+    /// all arrive whole.
+    @Test func manyFilesAtOnceOverHTTP2() async throws {
+        try await NginxTLS.with { nginx in
+            try await withTemporaryDirectory { directory in
+                let contents = (0..<24).map { Checksums.content(seed: UInt64(40 + $0), size: 65_536 + 9_973 * $0) }
+                for (index, content) in contents.enumerated() { try nginx.serve(content, as: "w\(index).bin") }
+                let result = try await HaulProcess.run(
+                    ["get", "-j", "16", "--ca-certificate", nginx.caFile] + contents.indices.map { nginx.url("w\($0).bin") },
+                    in: directory.url)
+                #expect(result.status == 0, "stderr: \(result.stderr)")
+                for (index, content) in contents.enumerated() {
+                    #expect(directory.contents(of: "w\(index).bin") == content, "w\(index).bin")
+                }
+                #expect(nginx.accessLog().filter { $0.contains("HTTP/2.0 200") }.count == contents.count, "\(nginx.accessLog())")
+            }
+        }
+    }
+
     /// A certificate from a CA nobody trusted fails at once (no retries) with exit 14 and a
     /// message that says what to do; nothing is placed.
     @Test func untrustedCertificateExits14() async throws {

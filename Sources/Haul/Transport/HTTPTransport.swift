@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 
 /// The one HTTP client every transfer shares: connection reuse (and HTTP/2 where the server
 /// offers it) across all downloads of a manager.
@@ -43,6 +44,12 @@ final class HTTPTransport: Sendable {
     /// want to refuse bad files up front call `TLSSettings.validate()` first).
     private let tlsFailure: HaulError?
     static let receiveAllocator = AdaptiveRecvByteBufferAllocator(minimum: 1024, initial: 64 * 1024, maximum: 1 << 20)
+    /// The flow-control window each HTTP/2 stream starts with: AsyncHTTPClient's own target
+    /// for it (it widens a stream's window to 8 MiB after its first DATA frame). HTTP/2's
+    /// default is 65,535 bytes, so a body of 64 KiB or more waited a round trip for that
+    /// first widening: over a link of 40 ms, 600 files of 64 KiB took 3.4 s against curl's
+    /// 1.8 s (curl starts its streams with 32 MiB).
+    static let http2StreamWindow = 8 * 1024 * 1024
     let configuration: Configuration
 
     init(configuration: Configuration) {
@@ -79,7 +86,9 @@ final class HTTPTransport: Sendable {
             channel.setOption(ChannelOptions.recvAllocator, value: Self.receiveAllocator)
         }
         clientConfiguration.http2ConnectionDebugInitializer = { channel in
-            channel.setOption(ChannelOptions.recvAllocator, value: Self.receiveAllocator)
+            channel.setOption(ChannelOptions.recvAllocator, value: Self.receiveAllocator).flatMap {
+                Self.widenStreamWindows(on: channel)
+            }
         }
         self.direct = HTTPClient(eventLoopGroupProvider: .singleton, configuration: clientConfiguration)
         var viaProxy: [ProxySettings.Proxy: HTTPClient] = [:]
@@ -104,6 +113,17 @@ final class HTTPTransport: Sendable {
         }
         self.viaProxy = viaProxy
         self.unusableProxies = unusableProxies
+    }
+
+    /// Asks the server of an HTTP/2 connection to start every stream with `http2StreamWindow`
+    /// (a SETTINGS frame). Called once the server's SETTINGS arrived and before any request is
+    /// sent on the connection: the server applies it before it sees a stream (SETTINGS may be
+    /// sent at any time and are applied in order), and acknowledges it before their DATA.
+    static func widenStreamWindows(on channel: any Channel) -> EventLoopFuture<Void> {
+        let settings = HTTP2Frame(
+            streamID: .rootStream,
+            payload: .settings(.settings([HTTP2Setting(parameter: .initialWindowSize, value: http2StreamWindow)])))
+        return channel.writeAndFlush(settings)
     }
 
     func shutdown() async {
