@@ -169,7 +169,7 @@ extension DownloadManager {
     }
 
     /// Checksums as `RequestIdentity` holds them (sorted when several), from their column text.
-    private static func identityChecksums(_ text: String, _ json: JSONColumns) throws -> [Checksum] {
+    static func identityChecksums(_ text: String, _ json: JSONColumns) throws -> [Checksum] {
         let checksums = try json.decodeChecksums(text)
         return checksums.count < 2 ? checksums : checksums.sorted { $0.description < $1.description }
     }

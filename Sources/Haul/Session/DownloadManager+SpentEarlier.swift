@@ -78,10 +78,8 @@ extension DownloadManager {
             // Unfinished downloads are in memory from the start.
             case .queued, .running, .paused: continue
             }
-            if spent, let checksums = try? json.decodeChecksums(row.checksumsText) {
-                let identity = RequestIdentity(
-                    url: row.url, directory: directory.path, fileName: row.fileName,
-                    checksums: checksums.count < 2 ? checksums : checksums.sorted { $0.description < $1.description })
+            if spent, let checksums = try? identityChecksums(row.checksumsText, json) {
+                let identity = RequestIdentity(url: row.url, directory: directory.path, fileName: row.fileName, checksums: checksums)
                 spentHere.append((row.url, identity, row.id))
             } else {
                 loadURLs.insert(row.url)

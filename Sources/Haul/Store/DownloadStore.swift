@@ -76,7 +76,7 @@ final class DownloadStore: DownloadStoring {
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
             // A statement that changes many rows inside a transaction keeps a statement journal
             // (to undo that statement alone); SQLite spills it to a file in /var/tmp past 64 KiB,
-            // on whatever disk that is. A re-run that replaces 5,000 earlier downloads wrote
+            // on whatever disk that is. A re-run that replaces 5,000 earlier downloads made
             // 36,000 writes there. Kept in memory, it costs what the changed pages weigh.
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
             if !db.configuration.readonly {
