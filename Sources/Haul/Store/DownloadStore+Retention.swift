@@ -157,7 +157,13 @@ extension DownloadStore {
             return pruned
         }
         do {
-            try await writer.vacuum()
+            // VACUUM builds a copy of the whole store in a temporary database: on disk, not in
+            // the memory the writer's statement journals use (`keepStatementJournalsInMemory`).
+            try await writer.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA temp_store = FILE")
+                defer { try? db.execute(sql: "PRAGMA temp_store = MEMORY") }
+                try db.execute(sql: "VACUUM")
+            }
         } catch {
             throw StoreFailure.error(error, "compact the download store", path: path)
         }

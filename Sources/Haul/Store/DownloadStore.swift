@@ -59,6 +59,7 @@ final class DownloadStore: DownloadStoring {
             // A pool opens in WAL mode (GRDB's `setUpWALMode`); the tests check it.
             let pool = try DatabasePool(path: path, configuration: configuration())
             try migrate(pool)
+            try keepStatementJournalsInMemory(pool)
             return DownloadStore(writer: pool, path: path)
         } catch {
             throw StoreFailure.error(error, "open the download store", path: path)
@@ -74,11 +75,6 @@ final class DownloadStore: DownloadStoring {
             // GRDB already sets this on a pool's writer connection; every connection says it
             // here so that the promise does not depend on which connection writes.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // A statement that changes many rows inside a transaction keeps a statement journal
-            // (to undo that statement alone); SQLite spills it to a file in /var/tmp past 64 KiB,
-            // on whatever disk that is. A re-run that replaces 5,000 earlier downloads made
-            // 36,000 writes there. Kept in memory, it costs what the changed pages weigh.
-            try db.execute(sql: "PRAGMA temp_store = MEMORY")
             if !db.configuration.readonly {
                 // The writer's page cache (SQLite's default is 2 MiB): a batch of 100,000 rows
                 // touches tens of MiB of pages, and a small cache spills them to the WAL and
@@ -88,6 +84,17 @@ final class DownloadStore: DownloadStoring {
             }
         }
         return configuration
+    }
+
+    /// A statement that changes many rows inside a transaction keeps a statement journal (to
+    /// undo that statement alone); SQLite spills it to a file in /var/tmp past 64 KiB, on
+    /// whatever disk that is. A re-run that replaced 5,000 earlier downloads made 36,000 writes
+    /// there. Kept in memory, it costs what the changed pages weigh. Set on the writer (the one
+    /// connection that writes) after the migrations, whose index builds may sort more than
+    /// memory should hold; `compact`'s VACUUM, which copies the whole store into a temporary
+    /// database, puts it back on disk for its duration.
+    private static func keepStatementJournalsInMemory(_ writer: any DatabaseWriter) throws {
+        try writer.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA temp_store = MEMORY") }
     }
 
     /// Brings the schema up to date. Several processes may do this at once (a daemon and a
