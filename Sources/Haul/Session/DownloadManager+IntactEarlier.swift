@@ -90,6 +90,14 @@ extension DownloadManager {
             }
         }
         let json = JSONColumns()
+        // Each row's file is looked at once, whether it is asked if intact or if gone.
+        var placed: [DownloadID: PlacedFile] = [:]
+        func placedFile(_ row: EarlierDownloadRow) -> PlacedFile {
+            if let known = placed[row.id] { return known }
+            let found = Self.placedFile(of: row)
+            placed[row.id] = found
+            return found
+        }
         for batch in batches {
             let rows = try await store.earlierDownloads(session: session, directory: batch.text, urls: batch.urls)
             // Each request's rows, together: sorted by request rather than kept in a
@@ -108,21 +116,27 @@ extension DownloadManager {
                 let index = rowsByRequest[start].index
                 var end = start + 1
                 while end < rowsByRequest.count, rowsByRequest[end].index == index { end += 1 }
-                found[index] = Self.intactDownload(among: rowsByRequest[start..<end].lazy.map(\.row), for: normalized[index], json)
+                found[index] = Self.intactDownload(
+                    among: rowsByRequest[start..<end].lazy.map(\.row), for: normalized[index], json, placedFile: placedFile)
                 start = end
             }
             // The rows of every URL asked for by a request not found intact, sorted as the
             // manager would sort them when that request reaches it.
             var restURLs: Set<String> = []
             for (identity, index) in batch.indexes where found[index] == nil { restURLs.insert(identity.url) }
-            Self.sort(rows.filter { restURLs.contains($0.url) }, directory: (batch.text, batch.path, batch.directory), json, into: &rest)
+            Self.sort(
+                rows.filter { restURLs.contains($0.url) }, directory: (batch.text, batch.path, batch.directory), json,
+                placedFile: placedFile, into: &rest)
         }
         return EarlierLookup(intact: found, rest: rest)
     }
 
     /// The download standing for a request among its earlier rows, when there is exactly one
     /// completed row, no unfinished one, and its file is intact; else nil (left to `add`).
-    private static func intactDownload(among rows: some Sequence<EarlierDownloadRow>, for request: DownloadRequest, _ json: JSONColumns) -> DownloadInfo? {
+    private static func intactDownload(
+        among rows: some Sequence<EarlierDownloadRow>, for request: DownloadRequest, _ json: JSONColumns,
+        placedFile: (EarlierDownloadRow) -> PlacedFile
+    ) -> DownloadInfo? {
         var completed: EarlierDownloadRow?
         for row in rows {
             switch row.state {
@@ -136,7 +150,7 @@ extension DownloadManager {
                 return nil
             }
         }
-        guard let row = completed, let path = placedFileIfIntact(row),
+        guard let row = completed, case .intact(let path) = placedFile(row),
               let checksums = try? json.decodeChecksums(row.verifiedChecksumsText)
         else { return nil }
         var info = DownloadInfo(id: row.id, request: request, group: row.group)
@@ -155,17 +169,30 @@ extension DownloadManager {
         return info
     }
 
-    /// The row's placed file when it is still the one placed: the size and modification time
-    /// recorded at placement (what `placedFileIsIntact` checks), and the inode of the placement
-    /// intent when the row has one. Nil when it is not, or when the row does not say.
-    static func placedFileIfIntact(_ row: EarlierDownloadRow) -> String? {
-        guard !row.skipped, let path = row.filePath, let size = row.fileSize, let modified = row.fileModified,
-              !row.hasPlacement || row.inode != nil,
-              let now = SystemCalls.describe(path), now.size == size
-        else { return nil }
-        if let inode = row.inode, now.identity.inode != inode { return nil }
-        let placedAt = StoredDate.date(modified).timeIntervalSince1970
-        return abs(now.modified - placedAt) < 0.001 ? path : nil
+    /// What a completed row's placed file is now, from one `lstat`: what both the look-up of
+    /// intact files and the sorting of spent downloads ask, so that a re-run looks at each
+    /// file once.
+    enum PlacedFile: Equatable {
+        /// Still the one placed: the size and modification time recorded at placement, and the
+        /// inode of the placement intent when the row has one.
+        case intact(path: String)
+        /// Not the one placed by the manager's own rule (`placedFileIsIntact`): no size or time
+        /// recorded, the file gone, or another size or modification time.
+        case gone
+        /// Neither for sure: a file a `skip` left alone, or one whose inode cannot be compared
+        /// or differs (a copy with the same size and time).
+        case undecided
+    }
+
+    static func placedFile(of row: EarlierDownloadRow) -> PlacedFile {
+        guard !row.skipped else { return .undecided }
+        guard let path = row.filePath, let size = row.fileSize, let modified = row.fileModified,
+              let now = SystemCalls.describe(path),
+              now.size == size, abs(now.modified - StoredDate.date(modified).timeIntervalSince1970) < 0.001
+        else { return .gone }
+        guard !row.hasPlacement || row.inode != nil else { return .undecided }
+        if let inode = row.inode, now.identity.inode != inode { return .undecided }
+        return .intact(path: path)
     }
 
     /// Checksums as `RequestIdentity` holds them (sorted when several), from their column text.

@@ -49,16 +49,18 @@ extension DownloadManager {
             guard let batch = batches[text] else { continue }
             let rows = try await store.earlierDownloads(session: session, directory: text, urls: batch.urls)
             let unloaded = rows.filter { !records.contains($0.id) }
-            Self.sort(unloaded, directory: (text, batch.path, batch.directory), json, into: &sorted)
+            Self.sort(unloaded, directory: (text, batch.path, batch.directory), json, placedFile: Self.placedFile(of:), into: &sorted)
         }
         return sorted
     }
 
     /// Sorts the rows of one directory (as stored, as identities give it, and as a URL) into
     /// `sorted`: spent rows by their request's identity, unless their URL has a row to load.
+    /// `placedFile` tells what a completed row's file is now (`placedFile(of:)`, or its answer
+    /// kept from a look-up that asked already).
     static func sort(
         _ rows: [EarlierDownloadRow], directory: (text: String, path: String, url: URL), _ json: JSONColumns,
-        into sorted: inout EarlierFinished
+        placedFile: (EarlierDownloadRow) -> PlacedFile, into sorted: inout EarlierFinished
     ) {
         guard !rows.isEmpty else { return }
         // A dead process may have left verified files here (`.haul-KEY.done`) for completed
@@ -73,7 +75,7 @@ extension DownloadManager {
             case .canceled: spent = true
             case .completed:
                 if verifiedLeft == nil { verifiedLeft = !PartFile.verifiedKeys(inDirectory: directory.url.path).isEmpty }
-                spent = verifiedLeft == false && placedFileIsGone(row)
+                spent = verifiedLeft == false && placedFile(row) == .gone
             case .failed: spent = false
             // Unfinished downloads are in memory from the start.
             case .queued, .running, .paused: continue
@@ -90,16 +92,5 @@ extension DownloadManager {
         for entry in spentHere where !loadURLs.contains(entry.url) {
             sorted.spent[entry.identity, default: []].append(entry.id)
         }
-    }
-
-    /// Whether the manager would find a completed row's file no longer the one it placed
-    /// (`placedFileIsIntact` false): no size or time recorded, or the file gone, or another
-    /// size or modification time. A file a `skip` left alone is never called gone here.
-    static func placedFileIsGone(_ row: EarlierDownloadRow) -> Bool {
-        guard !row.skipped else { return false }
-        guard let path = row.filePath, let size = row.fileSize, let modified = row.fileModified,
-              let now = SystemCalls.describe(path)
-        else { return true }
-        return now.size != size || abs(now.modified - StoredDate.date(modified).timeIntervalSince1970) >= 0.001
     }
 }

@@ -132,7 +132,6 @@ struct DownloadRowEncoder {
     }
 
     private func metadataText(_ metadata: [String: String]) -> String {
-        if metadata.isEmpty { return "{}" }
         if let known = last.metadata, known.value == metadata { return known.text }
         let text = json.encode(metadata: metadata)
         last.metadata = (metadata, text)
