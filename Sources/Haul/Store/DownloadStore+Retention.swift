@@ -55,7 +55,7 @@ extension DownloadStore {
             }
         }
         guard !doomed.isEmpty else { return 0 }
-        let groups = try deleteRows(doomed, in: db)
+        let groups = try deleteOldest(doomed, keeping: pinned, session: session, in: db)
         try deleteEmptyGroups(groups, session: session, in: db)
         return doomed.count
     }
@@ -117,14 +117,45 @@ extension DownloadStore {
         return low
     }
 
-    /// Deletes downloads by rowid (their segments go by cascade); returns the groups they were in.
-    private static func deleteRows(_ rowids: [Int64], in db: Database) throws -> Set<String> {
-        let groupOf = try db.cachedStatement(sql: "SELECT groupName FROM download WHERE rowid = ?")
-        let delete = try db.cachedStatement(sql: "DELETE FROM download WHERE rowid = ?")
+    /// Deletes the `doomed` downloads (their segments go by cascade); returns the groups they
+    /// may have been in.
+    ///
+    /// `doomed` is a prefix, in rowid order, of the session's finished downloads that are not
+    /// `pinned` (those added before a date, then the oldest beyond a count): every such row
+    /// between its first and its last rowid is doomed. So it goes in one statement per run of
+    /// rowids between pinned rows, not one per row. Why: a run kept at its retention bound
+    /// prunes as many rows as it adds, before its first transfer; deleted one by one, 5,000
+    /// rows took about 70 ms of the writer's time in a store of 100,000, while the other core
+    /// waited. The count of deleted rows is checked: a mismatch rolls the transaction back
+    /// rather than delete anything that was not doomed.
+    private static func deleteOldest(
+        _ doomed: [Int64], keeping pinned: Set<Int64>, session: String, in db: Database
+    ) throws -> Set<String> {
+        guard let first = doomed.min(), let last = doomed.max() else { return [] }
+        let finished = "session = ? AND state IN \(finishedStatesSQL)"
+        // NOT INDEXED: the rowid range is the way in; the state index would visit every
+        // finished row of the session instead.
+        let groupsIn = try db.cachedStatement(sql: """
+            SELECT DISTINCT groupName FROM download NOT INDEXED
+            WHERE rowid BETWEEN ? AND ? AND \(finished) AND groupName IS NOT NULL
+            """)
+        let delete = try db.cachedStatement(sql: """
+            DELETE FROM download NOT INDEXED WHERE rowid BETWEEN ? AND ? AND \(finished)
+            """)
         var groups: Set<String> = []
-        for rowid in rowids {
-            if let group = try String?.fetchOne(groupOf, arguments: [rowid]) ?? nil { groups.insert(group) }
-            try delete.execute(arguments: [rowid])
+        var deleted = 0
+        var low = first
+        for high in pinned.filter({ $0 >= first && $0 <= last }).sorted() + [last + 1] {
+            if low < high {
+                let arguments: StatementArguments = [low, high - 1, session]
+                groups.formUnion(try String.fetchAll(groupsIn, arguments: arguments))
+                try delete.execute(arguments: arguments)
+                deleted += db.changesCount
+            }
+            low = high + 1
+        }
+        guard deleted == doomed.count else {
+            throw HaulError(.fileSystem, "pruning was to delete \(doomed.count) finished downloads, and found \(deleted)")
         }
         return groups
     }

@@ -219,6 +219,33 @@ struct RetentionEndToEndTests {
         #expect(try await store.events(session: "a", after: 0, limit: 100).count == 10)
     }
 
+    /// Pruning deletes the oldest finished downloads of the session beyond the bound, and
+    /// nothing between them that it must keep: a pinned one, an unfinished one, and another
+    /// session's. (SQLite deletes the oldest by runs of rowids: these rows sit inside the run.)
+    @Test(arguments: StoreBackend.allCases) func pruningKeepsWhatLiesAmongTheOldest(_ backend: StoreBackend) async throws {
+        let store = try await backend.open()
+        func download(_ n: Int, _ session: String, finished: Bool = true) -> StoredDownload {
+            var download = StoreTests.minimal(n, session: session)
+            if finished { download.state = .completed }
+            return download
+        }
+        let oldest = download(1, "a")
+        let pinned = download(2, "a")
+        let otherSession = download(3, "b")
+        let unfinished = download(4, "a", finished: false)
+        let secondOldest = download(5, "a")
+        let newest = [download(6, "a"), download(7, "a")]
+        // Saved one by one: each later one is newer.
+        for row in [oldest, pinned, otherSession, unfinished, secondOldest] + newest { try await store.save([row]) }
+        try await store.save([], events: [StoredEvent(kind: .completed, download: pinned.id)], session: "a")
+
+        // Five finished in "a", one of them pinned: two go, the two oldest that are not pinned.
+        #expect(try await store.prune(session: "a", retention: DownloadManager.Retention(maxFinished: 2)) == 2)
+        #expect(Set(try await store.loadAll(session: "a").map(\.id)) == Set([pinned.id, unfinished.id] + newest.map(\.id)))
+        #expect(try await store.loadAll(session: "b").map(\.id) == [otherSession.id])
+        #expect(try await store.prune(session: "a", retention: DownloadManager.Retention(maxFinished: 2)) == 0)
+    }
+
     /// Finished downloads older than `maxAge` are pruned when the store is opened.
     @Test(arguments: StoreBackend.allCases) func oldFinishedDownloadsArePrunedByAge(_ backend: StoreBackend) async throws {
         try await withTestServer { server in
