@@ -259,6 +259,18 @@ final class DownloadStore: DownloadStoring {
         }
     }
 
+    /// The newest row's rowid or position, whichever is higher: a row added after it gets a
+    /// higher rowid, and positions chosen above this floor rise with insertion from now on,
+    /// whatever an older version (which restarted them at each run) left. Two edge lookups of
+    /// the table's b-tree; `maxPosition` would read every row.
+    func positionFloor() async throws(HaulError) -> Int64 {
+        try await read("read the newest download's position") { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT rowid, position FROM download ORDER BY rowid DESC LIMIT 1")
+            else { return 0 }
+            return max(row[0] as Int64, row[1] as Int64)
+        }
+    }
+
     /// Group names of a session, in creation order.
     func groups(session: String) async throws(HaulError) -> [String] {
         try await read("list the groups of session '\(session)'") { db in

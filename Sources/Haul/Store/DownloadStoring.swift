@@ -44,6 +44,10 @@ protocol DownloadStoring: AnyObject, Sendable {
     func load(_ id: DownloadID) async throws(HaulError) -> StoredDownload?
     /// The highest position used so far (0 when empty), so new downloads continue the order.
     func maxPosition() async throws(HaulError) -> Int64
+    /// A position at or above which a session's new downloads keep finished rows' positions
+    /// rising with insertion, found in a lookup or two whatever the history (0 where the store
+    /// has none). See `DownloadManager.restore`.
+    func positionFloor() async throws(HaulError) -> Int64
     /// Group names of a session, in creation order.
     func groups(session: String) async throws(HaulError) -> [String]
 

@@ -246,6 +246,30 @@ struct RetentionEndToEndTests {
         #expect(try await store.prune(session: "a", retention: DownloadManager.Retention(maxFinished: 2)) == 0)
     }
 
+    /// A new run numbers its downloads above every download in the store, finished ones
+    /// included, although it loads only the unfinished: finished downloads' positions rise
+    /// with the order they were added in, run after run (SQLite's index of positions then
+    /// grows at its end instead of interleaving every run's downloads).
+    @Test func positionsRiseFromRunToRun() async throws {
+        try await withTestServer { server in
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let state = try temporary.subdirectory("state")
+            for run in 0..<2 {
+                let dir = try temporary.subdirectory("dir\(run)")
+                let manager = try await DownloadManager.open(
+                    stateDirectory: state, configuration: configuration(keeping: nil, loadsEarlierFinished: false))
+                #expect(try await manager.add(requests(server, 3, in: dir, key: "run\(run)"), toGroup: "run\(run)").completion.completed.count == 3)
+                await manager.shutdown()
+            }
+            let rows = try await DownloadStore.open(directory: state).loadAll(session: "default")
+            let first = rows.filter { $0.group == "run0" }.map(\.position)
+            let second = rows.filter { $0.group == "run1" }.map(\.position)
+            #expect(first.count == 3 && second.count == 3)
+            #expect(second.min()! > first.max()!, "first run: \(first), second: \(second)")
+        }
+    }
+
     /// Finished downloads older than `maxAge` are pruned when the store is opened.
     @Test(arguments: StoreBackend.allCases) func oldFinishedDownloadsArePrunedByAge(_ backend: StoreBackend) async throws {
         try await withTestServer { server in

@@ -71,6 +71,10 @@ extension PostgresStore {
         }
     }
 
+    /// None: positions in a PostgreSQL store continue from the session's unfinished downloads,
+    /// as they always did. (The rising floor is a remedy for SQLite's b-trees, measured there.)
+    func positionFloor() async throws(HaulError) -> Int64 { 0 }
+
     func groups(session: String) async throws(HaulError) -> [String] {
         try await read("list the groups of session '\(session)'") { connection in
             try await connection.all("SELECT name FROM haul.downloadGroup WHERE session = \(session) ORDER BY ordinal") { row in
