@@ -25,7 +25,7 @@ extension DownloadManager {
     /// keeps finished downloads in memory (`Retention.loadsEarlierFinished`).
     package func intactEarlierDownloads(of requests: [DownloadRequest]) async throws(HaulError) -> [DownloadInfo?] {
         guard finishedLeftInStore else { return [DownloadInfo?](repeating: nil, count: requests.count) }
-        return try await Self.intactEarlierDownloads(of: requests, in: store, session: session)
+        return try await Self.lookUpEarlier(of: requests, in: store, session: session).intact
     }
 
     /// What a look-up of earlier downloads found: the intact ones, and how the earlier
@@ -38,15 +38,9 @@ extension DownloadManager {
         package var rest: EarlierFinished?
     }
 
-    /// `intactEarlierDownloads(of:)` on a store without a manager (see `EarlierRunStore`).
-    static func intactEarlierDownloads(
-        of requests: [DownloadRequest], in store: any DownloadStoring, session: String
-    ) async throws(HaulError) -> [DownloadInfo?] {
-        try await lookUpEarlier(of: requests, in: store, session: session).intact
-    }
-
-    /// `intactEarlierDownloads(of:in:session:)`, with the earlier downloads of the other
-    /// requests sorted from the same rows: one query per directory for both.
+    /// `intactEarlierDownloads(of:)` on a store without a manager (see `EarlierRunStore`), with
+    /// the earlier downloads of the other requests sorted from the same rows: one query per
+    /// directory for both.
     static func lookUpEarlier(
         of requests: [DownloadRequest], in store: any DownloadStoring, session: String
     ) async throws(HaulError) -> EarlierLookup {
