@@ -56,6 +56,12 @@ extension DownloadManager {
         var ids: [DownloadID] = []
         ids.reserveCapacity(normalized.count)
         for request in normalized {
+            // Nothing left to match (a fresh store, a new directory): no identity to build.
+            if latest.isEmpty, spent.isEmpty {
+                fresh.append(insert(request, group: name))
+                ids.append(fresh[fresh.count - 1])
+                continue
+            }
             let identity = identities.identity(of: KeptRequest(request))
             if let id = latest.removeValue(forKey: identity) {
                 adopted.append(id)

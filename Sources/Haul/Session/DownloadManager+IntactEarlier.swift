@@ -48,34 +48,55 @@ extension DownloadManager {
         var rest = EarlierFinished()
         guard !requests.isEmpty else { return EarlierLookup(intact: found, rest: rest) }
         var directories = DirectoryCache()
+        let normalized = requests.map { directories.normalized($0) }
+        // Each request's directory as stored, and whether the session ever used it: a batch
+        // into a new directory (a fresh store, a run into a dated folder) costs one probe of
+        // the index, not the identity and the look-up of each of its requests.
+        var directoryTexts: [URL: String] = [:]
+        var used: [String: Bool] = [:]
+        var last: (directory: URL, text: String, used: Bool)?
+        // For each request, its directory's text when the session used that directory.
+        var usedDirectory = [String?](repeating: nil, count: normalized.count)
+        for (index, request) in normalized.enumerated() {
+            if let last, last.directory == request.directory {
+                if last.used { usedDirectory[index] = last.text }
+                continue
+            }
+            let text = directoryTexts[request.directory] ?? StoredURL.directoryText(request.directory)
+            directoryTexts[request.directory] = text
+            let isUsed: Bool
+            if let known = used[text] {
+                isUsed = known
+            } else {
+                isUsed = try await store.hasDownloads(session: session, directory: text)
+                used[text] = isUsed
+            }
+            last = (request.directory, text, isUsed)
+            if isUsed { usedDirectory[index] = text }
+        }
+        guard used.values.contains(true) else { return EarlierLookup(intact: found, rest: rest) }
         var identities = IdentityCache()
-        var normalized: [DownloadRequest] = []
-        normalized.reserveCapacity(requests.count)
         // Each identity's request, by directory as stored; an identity asked for twice is left to `add`.
         var batches: [(text: String, path: String, directory: URL, indexes: [RequestIdentity: Int], urls: [String])] = []
         var batchOfText: [String: Int] = [:]
-        // A batch nearly always shares one directory: its entry is found by comparing, not hashing.
-        var last: (directory: URL, batch: Int)?
         var repeated: Set<RequestIdentity> = []
-        for (index, request) in requests.enumerated() {
-            let request = directories.normalized(request)
-            normalized.append(request)
+        // A batch nearly always shares one directory: its entry is found by comparing, not hashing.
+        var lastBatch: (text: String, batch: Int)?
+        for (index, request) in normalized.enumerated() {
+            guard let text = usedDirectory[index] else { continue }
             let kept = KeptRequest(request)
             let identity = identities.identity(of: kept)
             let batch: Int
-            if let last, last.directory == request.directory {
-                batch = last.batch
+            if let lastBatch, lastBatch.text == text {
+                batch = lastBatch.batch
+            } else if let known = batchOfText[text] {
+                batch = known
             } else {
-                let text = StoredURL.directoryText(request.directory)
-                if let known = batchOfText[text] {
-                    batch = known
-                } else {
-                    batch = batches.count
-                    batches.append((text, identity.directory, request.directory, [:], []))
-                    batchOfText[text] = batch
-                }
-                last = (request.directory, batch)
+                batch = batches.count
+                batches.append((text, identity.directory, request.directory, [:], []))
+                batchOfText[text] = batch
             }
+            lastBatch = (text, batch)
             if batches[batch].indexes.updateValue(index, forKey: identity) != nil {
                 repeated.insert(identity)
             } else {

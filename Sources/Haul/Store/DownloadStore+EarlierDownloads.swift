@@ -34,6 +34,16 @@ extension DownloadStore {
         }
     }
 
+    func hasDownloads(session: String, directory: String) async throws(HaulError) -> Bool {
+        try await read("look up earlier downloads of session '\(session)'") { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT EXISTS (SELECT 1 FROM download INDEXED BY download_session_directory_url
+                WHERE session = ? AND directory = ?)
+                """)
+            return try Bool.fetchOne(statement, arguments: [session, directory]) ?? false
+        }
+    }
+
     private static func earlierDownload(_ row: Row) throws -> EarlierDownloadRow {
         let stateText: String = try row.decode(String.self, atIndex: 4)
         guard let state = DownloadState(rawValue: stateText) else { throw StoredRowError("unknown state '\(stateText)'") }

@@ -41,6 +41,11 @@ protocol DownloadStoring: AnyObject, Sendable {
     func earlierDownloads(session: String, directory: String, urls: [String]) async throws(HaulError) -> [EarlierDownloadRow]
     /// Whether the session has any finished download in the store.
     func hasFinished(session: String) async throws(HaulError) -> Bool
+    /// Whether the session has any download, in any state, into `directory` (as the store
+    /// writes it: `StoredURL.directoryText`). One probe of the (session, directory, URL) index,
+    /// whatever the history: a batch into a directory the session never used skips the
+    /// look-up of its requests' earlier downloads.
+    func hasDownloads(session: String, directory: String) async throws(HaulError) -> Bool
     func load(_ id: DownloadID) async throws(HaulError) -> StoredDownload?
     /// The highest position used so far (0 when empty), so new downloads continue the order.
     func maxPosition() async throws(HaulError) -> Int64

@@ -22,6 +22,17 @@ extension PostgresStore {
         }
     }
 
+    func hasDownloads(session: String, directory: String) async throws(HaulError) -> Bool {
+        try await read("look up earlier downloads of session '\(session)'") { connection in
+            var binds = PostgresBindings()
+            binds.append(session)
+            binds.append(directory)
+            return try await connection.one(PostgresQuery(unsafeSQL: """
+                SELECT EXISTS (SELECT 1 FROM haul.download WHERE session = $1 AND directory = $2)
+                """, binds: binds), as: Bool.self) ?? false
+        }
+    }
+
     private static func earlierDownload(_ row: PostgresRow) throws -> EarlierDownloadRow {
         let cells = row.makeRandomAccess()
         let stateText = try cells[4].decode(String.self)
