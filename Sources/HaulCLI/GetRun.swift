@@ -92,6 +92,8 @@ struct GetRun: Sendable {
         // Subscribe before adding, so that no event of the batch is missed.
         let events = manager.managerEvents(of: mode.followedEvents)
         let group: DownloadGroup
+        // The IDs of the group's downloads, in the order of `requests`.
+        var added: [DownloadID] = []
         var resources: [ResourcePlan] = []
         var holdsGroup = false
         do {
@@ -112,7 +114,8 @@ struct GetRun: Sendable {
                 await manager.holdGroupOpen(name)
                 holdsGroup = true
             }
-            group = try await manager.add(requests, toGroup: name, continuingExisting: true, earlier: earlier)
+            added = try await manager.addContinuing(requests, toGroup: name, earlier: earlier)
+            group = try await manager.group(named: name)
         } catch {
             // The whole batch was validated first: nothing was queued or written.
             await manager.shutdown()
@@ -131,7 +134,11 @@ struct GetRun: Sendable {
             (resources, recordingError) = await Self.record(resources, group: group.name, manager: manager, quiet: mode == .quiet)
         }
         if holdsGroup { await manager.releaseGroupHold(group.name) }
-        let catalog = DownloadCatalog(intact + ((try? await group.downloads()) ?? []))
+        // The batch's own requests name its downloads. A live recording (which held the group
+        // open) added more since, which only the group knows.
+        let catalog = holdsGroup
+            ? DownloadCatalog(intact + ((try? await group.downloads()) ?? []))
+            : DownloadCatalog(intact, added: added, requests: requests)
         let reporter = mode.makeReporter(catalog: catalog, retry: configuration.retry)
 
         var tally = RunTally(total: catalog.count)

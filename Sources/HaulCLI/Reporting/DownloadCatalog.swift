@@ -12,6 +12,12 @@ struct DownloadCatalog: Sendable {
         let displayDirectory: String
         /// The name asked for with `-o` or `out=`, if any.
         let requestedName: String?
+
+        init(_ request: DownloadRequest) {
+            url = request.url
+            displayDirectory = request.metadata[DownloadPlan.displayDirectoryKey] ?? request.directory.path
+            requestedName = request.fileName
+        }
     }
 
     private let entries: [DownloadID: Entry]
@@ -21,15 +27,22 @@ struct DownloadCatalog: Sendable {
     init(_ downloads: [DownloadInfo]) {
         var entries: [DownloadID: Entry] = [:]
         entries.reserveCapacity(downloads.count)
-        for info in downloads {
-            let request = info.request
-            entries[info.id] = Entry(
-                url: request.url,
-                displayDirectory: request.metadata[DownloadPlan.displayDirectoryKey] ?? request.directory.path,
-                requestedName: request.fileName)
-        }
+        for info in downloads { entries[info.id] = Entry(info.request) }
         self.entries = entries
         self.count = downloads.count
+    }
+
+    /// `intact` downloads, and the downloads `added` for `requests` (the same count, in the
+    /// same order): what the batch asked for names them, without asking the manager for a
+    /// snapshot of each (an actor's turn and a copy of every download, as transfers start).
+    init(_ intact: [DownloadInfo], added: [DownloadID], requests: [DownloadRequest]) {
+        precondition(added.count == requests.count, "one download for each request")
+        var entries: [DownloadID: Entry] = [:]
+        entries.reserveCapacity(intact.count + added.count)
+        for info in intact { entries[info.id] = Entry(info.request) }
+        for (id, request) in zip(added, requests) { entries[id] = Entry(request) }
+        self.entries = entries
+        self.count = intact.count + added.count
     }
 
     /// The URL as given, for messages about a download.
