@@ -87,14 +87,15 @@ extension DownloadManager {
         var completionStored = false
         /// What the store must know to continue or recognise the download in a new process.
         var durable = DurableFields()
-        /// Nil while a transfer task owns it.
-        var transfer: TransferState?
+        /// Nil while a transfer task owns it. Out of line (`OutOfLine`): it is nil for most
+        /// records, and the largest of their fields.
+        @OutOfLine var transfer: TransferState? = nil
         var live: LiveTransfer?
         var speed = SpeedMeter()
         var retryTimer: Task<Void, Never>?
         /// The request that replaces the current one once the running transfer has stopped
         /// (`replaceRequest` on a running download).
-        var replacement: PendingReplacement?
+        @OutOfLine var replacement: PendingReplacement? = nil
         /// Callers of pause/cancel waiting for the transfer to end.
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
     }
