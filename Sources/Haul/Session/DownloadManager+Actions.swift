@@ -87,9 +87,12 @@ extension DownloadManager {
             wakeStopWaiters(id)
         case .reportCompleted:
             releaseSlot(id)
-            guard let record = records[id] else { return }
-            log(.debug, "completed: \(record.details.fileURL?.path ?? "?")", id)
-            if hub.wants(.completed) { hub.emit(.completed(record.info)) }
+            // A copy of the record must be gone before `finish` changes it (see there).
+            do {
+                guard let record = records[id] else { return }
+                log(.debug, "completed: \(record.details.fileURL?.path ?? "?")", id)
+                if hub.wants(.completed) { hub.emit(.completed(record.info)) }
+            }
             finish(id)
             wakeStopWaiters(id)
         case .reportFailed(let error):
@@ -98,8 +101,8 @@ extension DownloadManager {
             releaseSlot(id)
             records[id]?.details.error = error
             records[id]?.details.progress.bytesPerSecond = 0
-            guard let record = records[id] else { return }
-            hub.emit(.failed(record.info))
+            guard let info = records[id]?.info else { return }
+            hub.emit(.failed(info))
             finish(id)
         case .restartTransfer(let attempt):
             if let pending = records[id]?.details.replacement {
@@ -131,10 +134,18 @@ extension DownloadManager {
 
     private func startTransfer(_ id: DownloadID, attempt: Int) {
         let prepared = records.update(id) { record in
-            let transfer = record.details.transfer ?? TransferState(
-                request: record.kept.request, partKey: record.partKey.description, validator: record.details.durable.validator,
-                expectedLength: record.details.durable.expectedLength, durableOffset: record.details.durable.durableOffset,
-                finalURL: record.details.finalURL, segments: record.details.durable.segments)
+            let transfer: TransferState
+            if let kept = record.details.transfer {
+                transfer = kept
+            } else {
+                let request = record.kept.request
+                // Kept while the transfer runs: its end is reported with the request whole.
+                record.kept.keepParsedURL(request.url)
+                transfer = TransferState(
+                    request: request, partKey: record.partKey.description, validator: record.details.durable.validator,
+                    expectedLength: record.details.durable.expectedLength, durableOffset: record.details.durable.durableOffset,
+                    finalURL: record.details.finalURL, segments: record.details.durable.segments)
+            }
             record.details.transfer = nil
             record.details.attempts += 1
             let live = record.details.live ?? LiveTransfer()
@@ -271,7 +282,9 @@ extension DownloadManager {
 
     /// A download paused out of a slot (or a retry wait) goes to the front of its priority's
     /// lane, held: aria2 puts a paused active download at the front of its waiting queue.
+    /// Also lets go of the URL its transfer parsed: a paused download may wait for long.
     private func keepPlaceWhilePaused(_ id: DownloadID) {
+        records[id]?.kept.dropParsedURL()
         guard let record = records[id], record.machine.state == .paused, !scheduler.hasPlace(id) else { return }
         enqueueForScheduling(record, held: true, atFront: true)
     }
@@ -310,12 +323,19 @@ extension DownloadManager {
     /// Bookkeeping when a download reaches a terminal state, after its event was emitted (so
     /// that a group's completion always follows its members' events).
     private func finish(_ id: DownloadID) {
-        guard let record = records[id] else { return }
-        if waits.isWaited(id) { waits.resolve(id, with: record.info) }
-        guard !record.isFinished else { return }
+        // The record is read in a scope of its own: a copy still alive when its details change
+        // below would have them copied, a second box of about 1 KiB for every download.
+        let state: DownloadState
+        do {
+            guard let record = records[id] else { return }
+            if waits.isWaited(id) { waits.resolve(id, with: record.info) }
+            guard !record.isFinished else { return }
+            state = record.machine.publicState
+            releasePartKey(of: record)
+        }
         records[id]?.isFinished = true
-        metrics.finished(record.machine.publicState)
-        releasePartKey(of: record)
+        records[id]?.kept.dropParsedURL()
+        metrics.finished(state)
         records[id]?.details.speed = SpeedMeter()
         records[id]?.details.live = nil
         // Its end is reported by a kept event: the client must see it before it is forgotten.
