@@ -48,6 +48,20 @@ struct FileNamingTests {
     }
 
     /// Content-Disposition: filename* (RFC 8187) wins over filename, quoted values are unescaped.
+    /// The URL's name is its path's last non-empty component, percent-decoded: the byte scan
+    /// agrees with splitting the path on "/" for trailing, doubled and encoded slashes, a
+    /// root, a query and names beyond ASCII.
+    @Test(arguments: [
+        "http://h/a/b/file.bin", "http://h/a/b/", "http://h/a//b//", "http://h/", "http://h",
+        "http://h/dir%2Fname", "http://h/%2F", "http://h/x?y=/z", "http://h/caf%C3%A9/r%C3%A9sum%C3%A9.pdf",
+        "http://h/日本/ファイル.txt", "http://h/a%20b/c%20d", "http://h///",
+    ])
+    func urlNameAgreesWithSplitting(_ text: String) throws {
+        let url = try #require(URL(string: text))
+        let split = url.path.split(separator: "/").last.map(String.init)
+        #expect(FileNaming.urlName(url) == split)
+    }
+
     @Test func contentDisposition() {
         #expect(FileNaming.contentDispositionName("attachment; filename=\"a \\\"b\\\".txt\"") == "a \"b\".txt")
         #expect(FileNaming.contentDispositionName("attachment; filename=plain.txt") == "plain.txt")

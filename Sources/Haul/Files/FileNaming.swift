@@ -63,22 +63,28 @@ enum FileNaming {
     }
 
     /// The last path component of a URL, percent-decoded, as an untrusted raw name.
+    /// Found by scanning the path's bytes from its end (trailing slashes skipped, as
+    /// splitting on "/" would): named this way for every file of a batch, splitting built
+    /// an array of every component.
     static func urlName(_ url: URL) -> String? {
-        let component = url.path.split(separator: "/").last.map(String.init) ?? ""
-        return component.isEmpty ? nil : component
+        let path = url.path
+        let bytes = path.utf8
+        let slash = UInt8(ascii: "/")
+        var end = bytes.endIndex
+        while end > bytes.startIndex, bytes[bytes.index(before: end)] == slash { end = bytes.index(before: end) }
+        var start = end
+        while start > bytes.startIndex, bytes[bytes.index(before: start)] != slash { start = bytes.index(before: start) }
+        // Both ends sit next to a "/" or at an end of the path: whole characters.
+        return start == end ? nil : String(path[start..<end])
     }
 
     /// Picks the final name: the user's, else the server's, else the URL's, else "download".
     static func resolveName(requested: String?, contentDisposition: String?, originalURL: URL, finalURL: URL?) -> String {
         if let requested { return requested }
-        let candidates: [String?] = [
-            contentDisposition.flatMap(contentDispositionName),
-            urlName(originalURL),
-            finalURL.flatMap(urlName),
-        ]
-        for candidate in candidates {
-            if let raw = candidate, let safe = sanitize(raw) { return safe }
-        }
+        // In order, each worked out only when the ones before it gave nothing.
+        if let raw = contentDisposition.flatMap(contentDispositionName), let safe = sanitize(raw) { return safe }
+        if let raw = urlName(originalURL), let safe = sanitize(raw) { return safe }
+        if let raw = finalURL.flatMap(urlName), let safe = sanitize(raw) { return safe }
         return fallbackName
     }
 

@@ -186,6 +186,7 @@ extension PartFile {
         guard handle.isNamed(name) else {
             throw HaulError(.fileSystem, "\(path) was replaced or removed before it could be placed; nothing was moved")
         }
+        let verifiedName = self.verifiedName
         try SystemCalls.renameReplacing(in: handle.directory, from: name, to: verifiedName, path: verifiedPath)
         guard handle.isNamed(verifiedName) else {
             throw HaulError(.fileSystem, "\(verifiedPath) was replaced while it was being marked verified")

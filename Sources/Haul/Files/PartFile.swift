@@ -41,7 +41,12 @@ struct PartFile: Sendable {
     /// placement: `.haul-KEY.done`. Only `markVerified` gives it, after length and checksums
     /// matched, so a new process that finds one may put it in place without fetching anything
     /// (`DownloadManager+InterruptedPlacement`); a `.part` proves nothing about its bytes.
-    var verifiedName: String { String(name.dropLast(Self.partSuffix.count)) + Self.verifiedSuffix }
+    var verifiedName: String {
+        var verified = name
+        verified.removeLast(Self.partSuffix.count)
+        verified += Self.verifiedSuffix
+        return verified
+    }
     /// `verifiedName` in the directory.
     var verifiedPath: String { Placement.join(directoryPath, verifiedName) }
 

@@ -18,12 +18,21 @@ struct PartKey: Hashable, Sendable, CustomStringConvertible {
         self.owner = owner
     }
 
+    /// The first 8 bytes of SHA-256(URL + "\n" + requested name), big-endian. The bytes are
+    /// hashed where they lie (one key per download of a batch).
     init(for request: DownloadRequest) {
         var hasher = SHA256()
-        hasher.update(data: Array(request.url.absoluteString.utf8))
-        hasher.update(data: Array(("\n" + (request.fileName ?? "")).utf8))
-        let digest = hasher.finalize()
-        self.init(base: digest.prefix(8).reduce(0) { $0 << 8 | UInt64($1) })
+        func update(_ text: String) {
+            var text = text
+            text.withUTF8 { hasher.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+        }
+        update(request.url.absoluteString)
+        update("\n")
+        if let name = request.fileName { update(name) }
+        let base = hasher.finalize().withUnsafeBytes { digest in
+            digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        }
+        self.init(base: base)
     }
 
     /// Reads a key as `description` writes it; nil for anything else.

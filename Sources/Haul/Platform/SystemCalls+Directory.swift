@@ -163,20 +163,24 @@ extension SystemCalls {
     /// atomically (link fails with EEXIST rather than replace), then the part name is removed;
     /// file systems without hard links fall back to check-then-rename, which is only racy
     /// against another writer of the same name.
-    static func renameNoReplace(in directory: Int32, from: String, to: String, path: String) throws(HaulError) {
+    ///
+    /// `path` names the destination in errors only: worked out when one is thrown.
+    static func renameNoReplace(in directory: Int32, from: String, to: String, path: @autoclosure () -> String) throws(HaulError) {
         #if canImport(Darwin)
         if renameatx_np(directory, from, directory, to, UInt32(RENAME_EXCL)) == 0 { return }
         let code = errno
-        if code == EEXIST { throw HaulError(.fileExists, "\(path) already exists") }
-        guard code == ENOTSUP || code == EINVAL else { throw error(code, "cannot move \(from) to \(path)") }
+        if code == EEXIST { throw HaulError(.fileExists, "\(path()) already exists") }
+        guard code == ENOTSUP || code == EINVAL else { throw error(code, "cannot move \(from) to \(path())") }
         #else
         #if canImport(Glibc)
         let renameNoReplace: UInt32 = 1
-        if glibcRenameat2(directory, from, directory, to, renameNoReplace) == 0 { return }
-        let renameCode = errno
-        if renameCode == EEXIST { throw HaulError(.fileExists, "\(path) already exists") }
+        let renameCode: Int32 = from.withCString { from in
+            to.withCString { to in glibcRenameat2(directory, from, directory, to, renameNoReplace) == 0 ? 0 : errno }
+        }
+        if renameCode == 0 { return }
+        if renameCode == EEXIST { throw HaulError(.fileExists, "\(path()) already exists") }
         guard renameCode == EINVAL || renameCode == ENOSYS || renameCode == ENOTSUP || renameCode == EOPNOTSUPP else {
-            throw error(renameCode, "cannot move \(from) to \(path)")
+            throw error(renameCode, "cannot move \(from) to \(path())")
         }
         #endif
         // linkat without AT_SYMLINK_FOLLOW links the entry itself, never a link's target.
@@ -185,19 +189,22 @@ extension SystemCalls {
             return
         }
         let code = errno
-        if code == EEXIST { throw HaulError(.fileExists, "\(path) already exists") }
+        if code == EEXIST { throw HaulError(.fileExists, "\(path()) already exists") }
         guard code == EPERM || code == ENOTSUP || code == EOPNOTSUPP || code == EMLINK else {
-            throw error(code, "cannot move \(from) to \(path)")
+            throw error(code, "cannot move \(from) to \(path())")
         }
         #endif
-        if status(in: directory, to) != nil { throw HaulError(.fileExists, "\(path) already exists") }
-        try renameReplacing(in: directory, from: from, to: to, path: path)
+        if status(in: directory, to) != nil { throw HaulError(.fileExists, "\(path()) already exists") }
+        try renameReplacing(in: directory, from: from, to: to, path: path())
     }
 
     /// Renames `from` to `to` inside `directory`, atomically replacing whatever has that name
-    /// (a link is replaced, not written through).
-    static func renameReplacing(in directory: Int32, from: String, to: String, path: String) throws(HaulError) {
-        guard renameat(directory, from, directory, to) == 0 else { throw error(errno, "cannot move \(from) to \(path)") }
+    /// (a link is replaced, not written through). `path` names the destination in errors only.
+    static func renameReplacing(in directory: Int32, from: String, to: String, path: @autoclosure () -> String) throws(HaulError) {
+        let code: Int32 = from.withCString { from in
+            to.withCString { to in renameat(directory, from, directory, to) == 0 ? 0 : errno }
+        }
+        guard code == 0 else { throw error(code, "cannot move \(from) to \(path())") }
     }
 
     /// Takes an exclusive advisory lock (`flock`) on an open file, waiting at most a moment. Returns

@@ -10,8 +10,15 @@ enum JSONText {
     /// `value` as a JSON string literal: quotes, backslashes and control characters escaped,
     /// everything else (slashes and non-ASCII included) as it is.
     static func quoted(_ value: String) -> String {
-        var out = "\""
+        var out = ""
         out.reserveCapacity(value.utf8.count + 2)
+        appendQuoted(value, to: &out)
+        return out
+    }
+
+    /// Appends `quoted(value)` to `out`, without a string of its own in between.
+    static func appendQuoted(_ value: String, to out: inout String) {
+        out += "\""
         var plain = true
         for byte in value.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
             plain = false
@@ -37,7 +44,6 @@ enum JSONText {
             }
         }
         out += "\""
-        return out
     }
 
     /// `[["name","value"],…]`
@@ -60,8 +66,18 @@ enum JSONText {
 
     /// An object whose members are already JSON, written in the order given (the caller
     /// gives them sorted).
+    /// Written into one string sized up front: every file of a batch has a placement intent.
     static func object(sortedMembers members: [(key: String, json: String)]) -> String {
-        "{" + members.map { quoted($0.key) + ":" + $0.json }.joined(separator: ",") + "}"
+        var out = "{"
+        out.reserveCapacity(members.reduce(2) { $0 + $1.key.utf8.count + $1.json.utf8.count + 4 })
+        for (index, member) in members.enumerated() {
+            if index > 0 { out += "," }
+            appendQuoted(member.key, to: &out)
+            out += ":"
+            out += member.json
+        }
+        out += "}"
+        return out
     }
 }
 
