@@ -333,11 +333,14 @@ extension DownloadManager {
             state = record.machine.publicState
             releasePartKey(of: record)
         }
-        records[id]?.isFinished = true
-        records[id]?.kept.dropParsedURL()
+        // In one update: each write through the table's subscript allocates its accessor's frame.
+        records.update(id) { record in
+            record.isFinished = true
+            record.kept.dropParsedURL()
+            record.details.speed = SpeedMeter()
+            record.details.live = nil
+        }
         metrics.finished(state)
-        records[id]?.details.speed = SpeedMeter()
-        records[id]?.details.live = nil
         // Its end is reported by a kept event: the client must see it before it is forgotten.
         if outbox != nil { pins.downloads.insert(id) }
         if groupOf(id) != nil { groupMemberFinished(id) } else { finishedForRetention(id) }

@@ -109,8 +109,9 @@ extension DownloadManager {
         let results = await Self.place(placing)
         for (pending, result) in zip(placing, results) {
             if fleet == nil, case .completed(let placed, _, _) = result, !placed.skipped, placed.path == pending.file.expectedPath {
-                // The store says so already (`completedRow`).
-                records[pending.id]?.details.completionStored = true
+                // The store says so already (`completedRow`). (Through `update`: a write through
+                // the table's subscript allocates its accessor's frame.)
+                records.update(pending.id) { $0.details.completionStored = true }
             } else if case .failed = result, let kept = pending.file.currentStatus() {
                 // Renamed back to its part file (`keepAsPart`): still the file this transfer left.
                 records[pending.id]?.details.transfer?.part.lastSeen = kept

@@ -46,30 +46,30 @@ extension DownloadManager {
 
         /// Reads copy the record; writes through optional chaining (`table[id]?.x = y`)
         /// change it in place, without copying it out and back.
+        ///
+        /// The accessor yields the table's own slot (a new one at the end for an ID not in the
+        /// table) and keeps no record of its own: a coroutine whose frame holds a record does
+        /// not fit the caller's buffer, and each write through it allocated that frame (four
+        /// times per finished download, by heaptrack).
         subscript(id: DownloadID) -> Record? {
             get { index[id].flatMap { slots[Int($0)] } }
             _modify {
-                guard let slot = index[id].map(Int.init) else {
-                    var added: Record?
-                    yield &added
-                    if let added {
-                        insert(added, for: id)
-                        stateMeters?.moved(from: nil, to: added.machine.publicState)
-                    }
-                    return
-                }
-                var record: Record?
-                swap(&record, &slots[slot])
-                let before = record?.machine.publicState
+                let known = index[id].map(Int.init)
+                let slot = known ?? slots.count
+                if known == nil { slots.append(nil) }
+                let before = slots[slot]?.machine.publicState
                 defer {
-                    stateMeters?.moved(from: before, to: record?.machine.publicState)
-                    if let record {
-                        slots[slot] = record
+                    let after = slots[slot]?.machine.publicState
+                    if known != nil {
+                        if slots[slot] == nil { removeSlot(slot, of: id) }
+                    } else if slots[slot] == nil {
+                        slots.removeLast()
                     } else {
-                        removeSlot(slot, of: id)
+                        index[id] = Int32(slot)
                     }
+                    stateMeters?.moved(from: before, to: after)
                 }
-                yield &record
+                yield &slots[slot]
             }
         }
 
@@ -93,11 +93,6 @@ extension DownloadManager {
             removeSlot(slot, of: id)
             stateMeters?.moved(from: record?.machine.publicState, to: nil)
             return record
-        }
-
-        private mutating func insert(_ record: Record, for id: DownloadID) {
-            index[id] = Int32(slots.count)
-            slots.append(record)
         }
 
         private mutating func removeSlot(_ slot: Int, of id: DownloadID) {
