@@ -48,7 +48,7 @@ enum ResumePolicy {
     static func entity(status: Int, header: (String) -> String?) -> Entity {
         let encoding = header("content-encoding")?.trimmingBlanks().lowercased() ?? ""
         let identity = encoding.isEmpty || encoding == "identity"
-        let rangesRefused = header("accept-ranges")?.lowercased().contains("none") ?? false
+        let rangesRefused = header("accept-ranges").map { HeaderValue.contains($0, lowercaseASCII: "none") } ?? false
         var validator: Validator?
         var weakETag = false
         if let etag = header("etag")?.trimmingBlanks(), !etag.isEmpty {

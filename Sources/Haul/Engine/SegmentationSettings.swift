@@ -16,7 +16,8 @@ struct SegmentationSettings: Sendable, Hashable {
     /// Connections for this request: its own `split`, else the default, capped per server
     /// (a request with mirrors has a server per URI, as aria2 counts them).
     func connections(for request: DownloadRequest) -> Int {
-        max(1, min(request.split ?? split, maxConnectionsPerServer * request.urls.count))
+        // Counted without building the list when there are no mirrors (asked on every attempt).
+        max(1, min(request.split ?? split, maxConnectionsPerServer * (request.mirrors.isEmpty ? 1 : request.urls.count)))
     }
 
     /// The least a tail steal takes: a steal costs a request, so it must be worth one, but the

@@ -254,9 +254,10 @@ struct TransferRunner: Sendable {
     /// and a known length.
     private func splitPlan(_ state: TransferState, response: HTTPTransport.Response, written: Int64 = 0) -> SegmentPlan? {
         let connections = segmentation.connections(for: state.request)
+        guard connections > 1 else { return nil }
         let rangesServed = response.status == 206
-            || (response.status == 200 && response.header("accept-ranges")?.lowercased().contains("bytes") == true)
-        guard connections > 1, rangesServed,
+            || (response.status == 200 && response.header("accept-ranges").map { HeaderValue.contains($0, lowercaseASCII: "bytes") } == true)
+        guard rangesServed,
               let entity = state.entity, entity.isResumable, entity.validator != nil, let total = entity.totalLength
         else { return nil }
         return SegmentPlan.split(

@@ -50,9 +50,18 @@ struct PartKey: Hashable, Sendable, CustomStringConvertible {
     /// The same key, owned by `id` alone.
     func owned(by id: DownloadID) -> PartKey { PartKey(base: base, owner: id) }
 
+    /// 16 lowercase hex digits, then `-ID` when owned: written in place (asked for each time a
+    /// download starts and each time its row is written).
     var description: String {
-        let hex = String(base, radix: 16)
-        let padded = String(repeating: "0", count: 16 - hex.utf8.count) + hex
-        return owner.map { "\(padded)-\($0)" } ?? padded
+        let hex = String(unsafeUninitializedCapacity: 16) { buffer in
+            var value = base
+            for index in stride(from: 15, through: 0, by: -1) {
+                let digit = UInt8(value & 0xF)
+                buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+                value >>= 4
+            }
+            return 16
+        }
+        return owner.map { hex + "-" + $0.description } ?? hex
     }
 }
