@@ -75,9 +75,10 @@ extension DownloadManager {
                 ids.append(fresh[fresh.count - 1])
             }
         }
-        try await forgetSpent(replaced)
+        forgetSpent(replaced)
         move(adopted, toGroup: name)
-        try await persistNew(fresh)
+        // Their rows go in the new downloads' transaction.
+        try await persistNew(fresh, replacing: replaced)
         for id in adopted { continueAdopted(id) }
         if groups[name]?.unfinished == 0 {
             hub.emit(.groupCompleted(summary(of: name)))
@@ -119,10 +120,11 @@ extension DownloadManager {
     }
 
     /// Forgets earlier downloads that a new one replaces (canceled ones, or completed ones
-    /// whose file changed since: nothing of them runs or is kept), their rows deleted in one
-    /// write. One `remove` each cost a store transaction per file of a batch run again after
-    /// its files were deleted.
-    private func forgetSpent(_ ids: [DownloadID]) async throws(HaulError) {
+    /// whose file changed since: nothing of them runs or is kept): out of memory and out of
+    /// their groups at once. Their rows are deleted by the caller, in one write with the new
+    /// downloads' rows (`persistNew(_:replacing:)`); one `remove` each cost a store
+    /// transaction per file of a batch run again after its files were deleted.
+    private func forgetSpent(_ ids: [DownloadID]) {
         guard !ids.isEmpty else { return }
         // Each group they leave is rewritten once (`forget` one by one costs a pass over the
         // group's members each).
@@ -134,7 +136,6 @@ extension DownloadManager {
         }
         compactOrderIfWorthIt()
         for (group, left) in leaving { groups.remove(left.ids, from: group, unfinished: left.unfinished) }
-        try await store.delete(ids)
     }
 
     /// Stops (if needed) and forgets a download, deleting its part file; with `deletingFile`,

@@ -27,12 +27,20 @@ extension DownloadManager {
     /// Writes new downloads in one transaction, then queues them for the scheduler (a single
     /// one at `queueIndex` of the waiting queue, when given); held back ones are reported
     /// paused and keep their place in the queue without being started.
-    func persistNew(_ ids: [DownloadID], queueIndex: Int? = nil) async throws(HaulError) {
+    ///
+    /// `replacing`: earlier downloads these replace, deleted in the same transaction (a re-run
+    /// of 5,000 files whose files were deleted wrote its deletions and its new rows apart,
+    /// each index page they share twice, before the first transfer could start).
+    func persistNew(_ ids: [DownloadID], queueIndex: Int? = nil, replacing: [DownloadID] = []) async throws(HaulError) {
         var rows = ids.compactMap { records[$0].map(storedDownload) }
         do {
             let started = ContinuousClock.now
             defer { metrics.storeWrote(.new, since: started) }
-            try await store.save(rows)
+            if replacing.isEmpty {
+                try await store.save(rows)
+            } else {
+                try await store.submit(rows.isEmpty ? .delete(replacing) : .all([.delete(replacing), .save(rows)]))
+            }
         } catch {
             // Not recorded, so not accepted: take them back out.
             for id in ids { forget(id) }
