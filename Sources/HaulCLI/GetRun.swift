@@ -122,6 +122,16 @@ struct GetRun: Sendable {
             StandardStream.error.writeLine("haul: error: \(error.message)")
             return ExitStatus(for: error)
         }
+        // A prune the look-up found could wait (nothing it looked for lies in a directory this
+        // session used) is made now, beside the batch's first transfers instead of before them
+        // (the events wait in their stream meanwhile). Made at once, it counts no more than
+        // the few downloads this run finished already.
+        do {
+            try await store.finishDeferredPrune()
+        } catch {
+            // Nothing of this run is lost: the next run prunes instead.
+            StandardStream.error.writeLine("haul: warning: the download store was not pruned: \(error.message)")
+        }
         var shutdown: Task<Void, Never>?
         if !interruptions.managerOpened(manager) {
             // Interrupted before the manager could be stopped by the signal handler.

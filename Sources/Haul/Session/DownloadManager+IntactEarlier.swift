@@ -41,8 +41,11 @@ extension DownloadManager {
     /// `intactEarlierDownloads(of:)` on a store without a manager (see `EarlierRunStore`), with
     /// the earlier downloads of the other requests sorted from the same rows: one query per
     /// directory for both.
+    /// `beforeReadingRows` runs once, before the first row is read, when a directory of the
+    /// batch has rows at all (`EarlierRunStore` prunes there).
     static func lookUpEarlier(
-        of requests: [DownloadRequest], in store: any DownloadStoring, session: String
+        of requests: [DownloadRequest], in store: any DownloadStoring, session: String,
+        beforeReadingRows: () async throws(HaulError) -> Void = {}
     ) async throws(HaulError) -> EarlierLookup {
         var found = [DownloadInfo?](repeating: nil, count: requests.count)
         var rest = EarlierFinished()
@@ -75,6 +78,7 @@ extension DownloadManager {
             if isUsed { usedDirectory[index] = text }
         }
         guard used.values.contains(true) else { return EarlierLookup(intact: found, rest: rest) }
+        try await beforeReadingRows()
         var identities = IdentityCache()
         // Each identity's request, by directory as stored; an identity asked for twice is left to `add`.
         var batches: [(text: String, path: String, directory: URL, indexes: [RequestIdentity: Int], urls: [String])] = []

@@ -7,10 +7,11 @@ import Foundation
 /// - a changed file on the server → If-Range gets the whole new file (the resume rules).
 /// Downloads that were running or queued are queued in their old order; paused stay paused.
 extension DownloadManager {
-    func restore(continueInterrupted: Bool) async throws(HaulError) {
+    /// `pruning` false: the caller prunes, or pruned already (`EarlierRunStore`).
+    func restore(continueInterrupted: Bool, pruning: Bool = true) async throws(HaulError) {
         let retentionRule = configuration.retention
         // History beyond the retention rule goes first, so that it is never loaded.
-        try await store.prune(session: session, retention: retentionRule)
+        if pruning { try await store.prune(session: session, retention: retentionRule) }
         var rows = try await store.loadAll(session: session, includingFinished: retentionRule.loadsEarlierFinished)
         // New downloads are numbered above the store's newest row, not only above the
         // unfinished rows loaded here. Why: numbered from 1 again at each run, the finished

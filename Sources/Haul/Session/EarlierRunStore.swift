@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// A session's store opened before its manager, so that a run of `haul get` can ask which of
 /// its files an earlier run placed and nobody changed since, and open a manager on the same
@@ -11,6 +12,12 @@ import Foundation
 /// exactly as the manager's opening prunes it (so a row the manager would have forgotten is
 /// not found here either), and asked once per directory.
 ///
+/// The prune waits for the look-up to need it. A batch into directories the session never
+/// used (a fresh store, a run into a new dated folder) finds nothing whatever the prune
+/// deletes, so its prune is deferred (`finishDeferredPrune`) until the batch's transfers run:
+/// at the retention bound it deletes a run's worth of rows, tens of milliseconds of the
+/// store's writer during which nothing else could start (job (e)).
+///
 /// What a run that stops here leaves undone until the next manager opens this session: placing
 /// the files a killed process verified (`.haul-KEY.done`) and canceling downloads abandoned
 /// for longer than the rule allows. Neither loses anything by waiting: the rows and the
@@ -20,15 +27,28 @@ package struct EarlierRunStore: Sendable {
     let store: any DownloadStoring
     package let session: String
     let retention: DownloadManager.Retention
+    private let pruning: PruneProgress
 
-    /// Opens the store in `stateDirectory` (created if needed) and prunes `session`'s finished
-    /// downloads beyond `retention`, as `DownloadManager.open` would first.
+    /// Where the prune by `retention` stands.
+    enum PruneStage: Sendable {
+        /// Not made yet: a look-up that reads rows, or the manager's opening, makes it first.
+        case due
+        /// Not needed before the batch starts (nothing it looked up lies in a used directory).
+        case deferred
+        case done
+    }
+
+    final class PruneProgress: Sendable {
+        let stage = NIOLockedValueBox(PruneStage.due)
+    }
+
+    /// Opens the store in `stateDirectory` (created if needed). Its finished downloads beyond
+    /// `retention` are pruned before anything reads them (see the type's notes).
     package static func open(
         stateDirectory: URL, session: String, retention: DownloadManager.Retention
     ) async throws(HaulError) -> EarlierRunStore {
         let store = try await StoreLocation.directory(stateDirectory).open()
-        try await store.prune(session: session, retention: retention)
-        return EarlierRunStore(store: store, session: session, retention: retention)
+        return EarlierRunStore(store: store, session: session, retention: retention, pruning: PruneProgress())
     }
 
     /// For each request, the earlier download whose file is still the one placed, as
@@ -45,18 +65,46 @@ package struct EarlierRunStore: Sendable {
         guard !retention.loadsEarlierFinished else {
             return DownloadManager.EarlierLookup(intact: [DownloadInfo?](repeating: nil, count: requests.count), rest: nil)
         }
-        return try await DownloadManager.lookUpEarlier(of: requests, in: store, session: session)
+        let found = try await DownloadManager.lookUpEarlier(of: requests, in: store, session: session) { () async throws(HaulError) in
+            try await pruneUnlessDone()
+        }
+        // Nothing was read: the rows the prune deletes can wait.
+        pruning.stage.withLockedValue { if $0 == .due { $0 = .deferred } }
+        return found
+    }
+
+    /// Makes the prune a look-up deferred; does nothing otherwise. Call it once the batch's
+    /// transfers started, so that its writes are not what they wait for.
+    package func finishDeferredPrune() async throws(HaulError) {
+        guard pruning.stage.withLockedValue({ $0 }) == .deferred else { return }
+        try await pruneUnlessDone()
+    }
+
+    private func pruneUnlessDone() async throws(HaulError) {
+        guard pruning.stage.withLockedValue({ $0 }) != .done else { return }
+        try await store.prune(session: session, retention: retention)
+        pruning.stage.withLockedValue { $0 = .done }
+    }
+
+    /// Whether a manager opened on this store must prune it first, as its opening does.
+    var managerPrunes: Bool {
+        pruning.stage.withLockedValue { stage in
+            guard stage == .due else { return false }
+            // The manager's opening makes it.
+            stage = .done
+            return true
+        }
     }
 }
 
 extension DownloadManager {
-    /// `open(stateDirectory:…)` on a store already opened (and pruned) for the same session.
-    /// The configuration's retention should be the one the store was opened with.
+    /// `open(stateDirectory:…)` on a store already opened for the same session. The
+    /// configuration's retention should be the one the store was opened with.
     package static func open(
         _ opened: EarlierRunStore, configuration: Configuration, continueInterrupted: Bool
     ) async throws(HaulError) -> DownloadManager {
         let manager = DownloadManager(configuration: configuration, store: opened.store, session: opened.session)
-        try await manager.restore(continueInterrupted: continueInterrupted)
+        try await manager.restore(continueInterrupted: continueInterrupted, pruning: opened.managerPrunes)
         await manager.startFleet()
         return manager
     }

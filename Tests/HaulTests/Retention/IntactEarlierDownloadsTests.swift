@@ -176,4 +176,44 @@ struct EarlierRunStoreTests {
             #expect(try await inMemory.intactEarlierDownloads(of: batch).allSatisfy { $0 == nil })
         }
     }
+
+    /// A batch into a directory the session never used finds nothing whatever the prune
+    /// deletes: its prune waits for `finishDeferredPrune`, which makes exactly the prune the
+    /// look-up would have made; a manager opened meanwhile leaves it alone.
+    @Test func defersThePruneForANewDirectory() async throws {
+        try await withTestServer { server in
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let used = try temporary.subdirectory("used")
+            let fresh = try temporary.subdirectory("fresh")
+            let state = try temporary.subdirectory("state")
+            let earlier = IntactEarlierDownloadsTests().requests(server, 3, in: used)
+            var configuration = Support.fastConfiguration(maxConcurrent: 1)
+            configuration.retention = DownloadManager.Retention(maxFinished: nil, loadsEarlierFinished: false)
+            do {
+                let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration)
+                #expect(try await manager.add(earlier, toGroup: "first", continuingExisting: true).completion.completed.count == 3)
+                await manager.shutdown()
+            }
+            let keepingOne = DownloadManager.Retention(maxFinished: 1, loadsEarlierFinished: false)
+            let opened = try await EarlierRunStore.open(stateDirectory: state, session: "default", retention: keepingOne)
+            let batch = IntactEarlierDownloadsTests().requests(server, 2, in: fresh)
+            #expect(try await opened.lookUpEarlier(of: batch).intact == [nil, nil])
+            // Deferred: all three earlier downloads are still stored, and a manager opened on
+            // the store does not prune them either.
+            #expect(try await opened.store.loadAll(session: "default").count == 3)
+            configuration.retention = keepingOne
+            let manager = try await DownloadManager.open(opened, configuration: configuration, continueInterrupted: false)
+            #expect(try await opened.store.loadAll(session: "default").count == 3)
+            try await opened.finishDeferredPrune()
+            let kept = try await opened.store.loadAll(session: "default")
+            #expect(kept.count == 1)
+            #expect(kept.first?.request.url.path == "/file/e2.bin")
+            await manager.shutdown()
+            // A look-up into the used directory prunes before it reads.
+            let again = try await EarlierRunStore.open(stateDirectory: state, session: "default", retention: DownloadManager.Retention(maxFinished: 0, loadsEarlierFinished: false))
+            #expect(try await again.lookUpEarlier(of: earlier).intact == [nil, nil, nil])
+            #expect(try await again.store.loadAll(session: "default").isEmpty)
+        }
+    }
 }
