@@ -140,7 +140,7 @@ extension DownloadManager {
             } else {
                 let request = record.kept.request
                 // Kept while the transfer runs: its end is reported with the request whole.
-                record.kept.keepParsedURL(request.url)
+                record.details.parsedURL = request.url
                 transfer = TransferState(
                     request: request, partKey: record.partKey.description, validator: record.details.durable.validator,
                     expectedLength: record.details.durable.expectedLength, durableOffset: record.details.durable.durableOffset,
@@ -284,7 +284,8 @@ extension DownloadManager {
     /// lane, held: aria2 puts a paused active download at the front of its waiting queue.
     /// Also lets go of the URL its transfer parsed: a paused download may wait for long.
     private func keepPlaceWhilePaused(_ id: DownloadID) {
-        records[id]?.kept.dropParsedURL()
+        // (Written only when set: a write gives a download that never started its details.)
+        if records[id]?.details.parsedURL != nil { records[id]?.details.parsedURL = nil }
         guard let record = records[id], record.machine.state == .paused, !scheduler.hasPlace(id) else { return }
         enqueueForScheduling(record, held: true, atFront: true)
     }
@@ -336,7 +337,7 @@ extension DownloadManager {
         // In one update: each write through the table's subscript allocates its accessor's frame.
         records.update(id) { record in
             record.isFinished = true
-            record.kept.dropParsedURL()
+            record.details.parsedURL = nil
             record.details.speed = SpeedMeter()
             record.details.live = nil
         }

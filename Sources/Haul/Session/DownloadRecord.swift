@@ -57,7 +57,7 @@ extension DownloadManager {
         /// The public view, built when asked for.
         var info: DownloadInfo {
             let details = self.details
-            var info = DownloadInfo(id: id, request: kept.request, group: group)
+            var info = DownloadInfo(id: id, request: kept.request(reusing: details.parsedURL), group: group)
             info.state = machine.publicState
             info.progress = details.progress
             info.finalURL = details.finalURL
@@ -91,6 +91,10 @@ extension DownloadManager {
         /// records, and the largest of their fields.
         @OutOfLine var transfer: TransferState? = nil
         var live: LiveTransfer?
+        /// `kept.urlText` as its transfer parsed it, while the transfer runs: the download is
+        /// then asked for whole (its `completed` event, a snapshot). Here, not in the kept
+        /// request, so that a queued download does not carry it.
+        var parsedURL: URL?
         var speed = SpeedMeter()
         var retryTimer: Task<Void, Never>?
         /// The request that replaces the current one once the running transfer has stopped

@@ -7,16 +7,10 @@ import Foundation
 /// memory. The text costs its length, and the `URL` is parsed again only when a transfer
 /// starts or a caller asks for the download. Every other field is kept as the request had
 /// it, so fields added to `DownloadRequest` are kept without changes here.
-///
-/// While its transfer runs, a download keeps the URL that transfer parsed (`keepParsedURL`):
-/// the download is then asked for as a whole (its `completed` event, a caller's snapshot),
-/// and parsing the text again cost a `URL` and its parse for every file of a batch.
 struct KeptRequest: Sendable, Hashable {
     /// The request with `url` set to one shared placeholder.
     private var rest: DownloadRequest
     let urlText: String
-    /// `urlText` parsed, while the download's transfer runs; nil otherwise.
-    private var parsed: URL?
 
     init(_ request: DownloadRequest) {
         urlText = request.url.absoluteString
@@ -25,30 +19,20 @@ struct KeptRequest: Sendable, Hashable {
     }
 
     /// The request as it was given.
-    var request: DownloadRequest {
+    var request: DownloadRequest { request(reusing: nil) }
+
+    /// The request as it was given, with `parsed` for its URL when given: `urlText` parsed
+    /// already (a running download keeps the URL its transfer parsed, `RecordDetails.parsedURL`,
+    /// since parsing it again cost a `URL` and its parse for every file of a batch).
+    /// A `parsed` URL whose text is not `urlText` (the request was replaced since) is not used.
+    func request(reusing parsed: URL?) -> DownloadRequest {
         var request = rest
-        request.url = parsed ?? URL(string: urlText) ?? Self.placeholder
+        if let parsed, parsed.absoluteString == urlText {
+            request.url = parsed
+        } else {
+            request.url = URL(string: urlText) ?? Self.placeholder
+        }
         return request
-    }
-
-    /// Keeps `url`, which is `request.url` (parsed from `urlText`), until `dropParsedURL`.
-    mutating func keepParsedURL(_ url: URL) {
-        parsed = url
-    }
-
-    /// Back to the text alone: the transfer is over, and a URL costs about 500 bytes.
-    mutating func dropParsedURL() {
-        parsed = nil
-    }
-
-    // The parsed URL is a cache of `urlText`: not part of what the request is.
-    static func == (lhs: KeptRequest, rhs: KeptRequest) -> Bool {
-        lhs.urlText == rhs.urlText && lhs.rest == rhs.rest
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(urlText)
-        hasher.combine(rest)
     }
 
     var directory: URL { rest.directory }

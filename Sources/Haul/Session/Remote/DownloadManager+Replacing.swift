@@ -68,6 +68,7 @@ extension DownloadManager {
         guard var updated = records[id] else { return }
         let oldDirectory = updated.kept.directory.path
         updated.kept = KeptRequest(request)
+        if updated.details.parsedURL != nil { updated.details.parsedURL = nil }
         updated.host = internedHost(of: request.url)
         updated.details.transfer = nil
         if request.directory.path != oldDirectory {
