@@ -122,6 +122,11 @@ struct GetRun: Sendable {
             StandardStream.error.writeLine("haul: error: \(error.message)")
             return ExitStatus(for: error)
         }
+        var shutdown: Task<Void, Never>?
+        if !interruptions.managerOpened(manager) {
+            // Interrupted before the manager could be stopped by the signal handler.
+            shutdown = Task { await manager.shutdown() }
+        }
         // A prune the look-up found could wait (nothing it looked for lies in a directory this
         // session used) is made now, beside the batch's first transfers instead of before them
         // (the events wait in their stream meanwhile). Made at once, it counts no more than
@@ -131,11 +136,6 @@ struct GetRun: Sendable {
         } catch {
             // Nothing of this run is lost: the next run prunes instead.
             StandardStream.error.writeLine("haul: warning: the download store was not pruned: \(error.message)")
-        }
-        var shutdown: Task<Void, Never>?
-        if !interruptions.managerOpened(manager) {
-            // Interrupted before the manager could be stopped by the signal handler.
-            shutdown = Task { await manager.shutdown() }
         }
         var recordingError: HaulError?
         if shutdown == nil, resources.contains(where: { $0.live != nil }) {

@@ -86,8 +86,9 @@ package struct EarlierRunStore: Sendable {
         pruning.stage.withLockedValue { $0 = .done }
     }
 
-    /// Whether a manager opened on this store must prune it first, as its opening does.
-    var managerPrunes: Bool {
+    /// Whether a manager opened on this store must prune it first, as its opening does; if
+    /// so, the prune counts as made from then on.
+    func claimPruneForManager() -> Bool {
         pruning.stage.withLockedValue { stage in
             guard stage == .due else { return false }
             // The manager's opening makes it.
@@ -104,7 +105,7 @@ extension DownloadManager {
         _ opened: EarlierRunStore, configuration: Configuration, continueInterrupted: Bool
     ) async throws(HaulError) -> DownloadManager {
         let manager = DownloadManager(configuration: configuration, store: opened.store, session: opened.session)
-        try await manager.restore(continueInterrupted: continueInterrupted, pruning: opened.managerPrunes)
+        try await manager.restore(continueInterrupted: continueInterrupted, pruning: opened.claimPruneForManager())
         await manager.startFleet()
         return manager
     }

@@ -48,9 +48,9 @@ extension DownloadManager {
         /// change it in place, without copying it out and back.
         ///
         /// The accessor yields the table's own slot (a new one at the end for an ID not in the
-        /// table) and keeps no record of its own: a coroutine whose frame holds a record does
-        /// not fit the caller's buffer, and each write through it allocated that frame (four
-        /// times per finished download, by heaptrack).
+        /// table) and keeps no record of its own: a record kept in its frame made adding one
+        /// allocate that frame. Any write through it still allocates the coroutine's frame
+        /// (heaptrack), so code that writes for every file of a batch uses `update`.
         subscript(id: DownloadID) -> Record? {
             get { index[id].flatMap { slots[Int($0)] } }
             _modify {
