@@ -150,21 +150,29 @@ struct IntactEarlierDownloadsTests {
 /// forgotten is not found intact here either (and its file is fetched again, as before).
 @Suite("Earlier run store", .timeLimit(.minutes(3)))
 struct EarlierRunStoreTests {
+    /// A configuration that keeps every finished download in the store only.
+    private func keepingAllInStore() -> DownloadManager.Configuration {
+        var configuration = Support.fastConfiguration(maxConcurrent: 1)
+        configuration.retention = DownloadManager.Retention(maxFinished: nil, loadsEarlierFinished: false)
+        return configuration
+    }
+
+    /// Three downloads into `directory`, completed by a manager on `state` that then shut down.
+    private func placeThree(_ server: TestServer, in directory: URL, state: URL) async throws -> [DownloadRequest] {
+        let batch = IntactEarlierDownloadsTests().requests(server, 3, in: directory)
+        let manager = try await DownloadManager.open(stateDirectory: state, configuration: keepingAllInStore())
+        #expect(try await manager.add(batch, toGroup: "first", continuingExisting: true).completion.completed.count == 3)
+        await manager.shutdown()
+        return batch
+    }
+
     @Test func prunesBeforeItLooks() async throws {
         try await withTestServer { server in
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
-            let dir = try temporary.subdirectory("dir")
             let state = try temporary.subdirectory("state")
-            let batch = IntactEarlierDownloadsTests().requests(server, 3, in: dir)
-            var configuration = Support.fastConfiguration(maxConcurrent: 1)
-            configuration.retention = DownloadManager.Retention(maxFinished: nil, loadsEarlierFinished: false)
-            do {
-                let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration)
-                #expect(try await manager.add(batch, toGroup: "first", continuingExisting: true).completion.completed.count == 3)
-                await manager.shutdown()
-            }
-            let keepingAll = try await EarlierRunStore.open(stateDirectory: state, session: "default", retention: configuration.retention)
+            let batch = try await placeThree(server, in: try temporary.subdirectory("dir"), state: state)
+            let keepingAll = try await EarlierRunStore.open(stateDirectory: state, session: "default", retention: keepingAllInStore().retention)
             #expect(try await keepingAll.intactEarlierDownloads(of: batch).map { $0 != nil } == [true, true, true])
             // Only the newest finished download is within this bound: the two others are pruned.
             let keepingOne = try await EarlierRunStore.open(
@@ -184,17 +192,10 @@ struct EarlierRunStoreTests {
         try await withTestServer { server in
             let temporary = try TemporaryDirectory()
             defer { temporary.remove() }
-            let used = try temporary.subdirectory("used")
             let fresh = try temporary.subdirectory("fresh")
             let state = try temporary.subdirectory("state")
-            let earlier = IntactEarlierDownloadsTests().requests(server, 3, in: used)
-            var configuration = Support.fastConfiguration(maxConcurrent: 1)
-            configuration.retention = DownloadManager.Retention(maxFinished: nil, loadsEarlierFinished: false)
-            do {
-                let manager = try await DownloadManager.open(stateDirectory: state, configuration: configuration)
-                #expect(try await manager.add(earlier, toGroup: "first", continuingExisting: true).completion.completed.count == 3)
-                await manager.shutdown()
-            }
+            let earlier = try await placeThree(server, in: try temporary.subdirectory("used"), state: state)
+            var configuration = keepingAllInStore()
             let keepingOne = DownloadManager.Retention(maxFinished: 1, loadsEarlierFinished: false)
             let opened = try await EarlierRunStore.open(stateDirectory: state, session: "default", retention: keepingOne)
             let batch = IntactEarlierDownloadsTests().requests(server, 2, in: fresh)
