@@ -55,29 +55,29 @@ extension DownloadManager {
         // Each request's directory as stored, and whether the session ever used it: a batch
         // into a new directory (a fresh store, a run into a dated folder) costs one probe of
         // the index, not the identity and the look-up of each of its requests.
-        var directoryTexts: [URL: String] = [:]
-        var used: [String: Bool] = [:]
-        var last: (directory: URL, text: String, used: Bool)?
+        // Each directory's text as stored when the session used it, nil when it never did.
+        var probed: [URL: String?] = [:]
+        var last: (directory: URL, text: String?)?
         // For each request, its directory's text when the session used that directory.
         var usedDirectory = [String?](repeating: nil, count: normalized.count)
         for (index, request) in normalized.enumerated() {
+            // A batch nearly always shares one directory: found by comparing, not hashing.
             if let last, last.directory == request.directory {
-                if last.used { usedDirectory[index] = last.text }
+                usedDirectory[index] = last.text
                 continue
             }
-            let text = directoryTexts[request.directory] ?? StoredURL.directoryText(request.directory)
-            directoryTexts[request.directory] = text
-            let isUsed: Bool
-            if let known = used[text] {
-                isUsed = known
+            let text: String?
+            if let known = probed[request.directory] {
+                text = known
             } else {
-                isUsed = try await store.hasDownloads(session: session, directory: text)
-                used[text] = isUsed
+                let stored = StoredURL.directoryText(request.directory)
+                text = try await store.hasDownloads(session: session, directory: stored) ? stored : nil
+                probed[request.directory] = text
             }
-            last = (request.directory, text, isUsed)
-            if isUsed { usedDirectory[index] = text }
+            last = (request.directory, text)
+            usedDirectory[index] = text
         }
-        guard used.values.contains(true) else { return EarlierLookup(intact: found, rest: rest) }
+        guard usedDirectory.contains(where: { $0 != nil }) else { return EarlierLookup(intact: found, rest: rest) }
         try await beforeReadingRows()
         var identities = IdentityCache()
         // Each identity's request, by directory as stored; an identity asked for twice is left to `add`.
