@@ -1,6 +1,7 @@
 import Foundation
 import Haul
 import HaulTestServer
+import HaulTestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc

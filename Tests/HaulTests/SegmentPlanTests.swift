@@ -1,4 +1,5 @@
 @testable import Haul
+import HaulTestSupport
 import Testing
 
 @Suite("Segment plan")

@@ -1,17 +1,15 @@
 import Foundation
 
 /// Turns responses and notifications into bytes: keys sorted (stable output, easy to compare),
-/// slashes not escaped (URLs and paths stay readable).
+/// slashes not escaped (URLs and paths stay readable),
+/// as `JSONEncoder` with `.sortedKeys` and `.withoutEscapingSlashes` writes them (`JSONValueWriter`).
 enum JSONRPCEncoding {
     static func encode(_ value: JSONValue) -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do {
-            return try encoder.encode(value)
-        } catch {
-            // Only a non-finite number can fail, and no method returns one; answer something
-            // valid rather than nothing.
+        // Only a non-finite number can fail, and no method returns one; answer something valid
+        // rather than nothing.
+        guard let bytes = JSONValueWriter.write(value) else {
             return Data(#"{"error":{"code":-32603,"message":"Internal error: the result could not be encoded"},"id":null,"jsonrpc":"2.0"}"#.utf8)
         }
+        return Data(bytes)
     }
 }

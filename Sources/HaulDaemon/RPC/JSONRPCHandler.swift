@@ -52,8 +52,7 @@ package struct JSONRPCHandler: RPCRequestHandler {
             return encode(Self.response(id: .null, .failure(.invalidRequest(
                 "the request is \(body.readableBytes) bytes; the limit is \(limits.maxRequestBytes)"))))
         }
-        let bytes = body.readableBytesView
-        let shape = JSONNesting.scan(limits.maxNestingDepth, bytes)
+        let shape = JSONNesting.scan(limits.maxNestingDepth, body.readableBytesView)
         guard shape.isWithinDepth else {
             return encode(Self.response(id: .null, .failure(.invalidRequest(
                 "arrays and objects nest deeper than \(limits.maxNestingDepth) levels"))))
@@ -63,10 +62,12 @@ package struct JSONRPCHandler: RPCRequestHandler {
             return encode(Self.response(id: .null, .failure(.invalidRequest(
                 "a batch of \(length) calls; the limit is \(limits.maxBatchLength)"))))
         }
-        let value: JSONValue
-        do {
-            value = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
-        } catch {
+        let parsed = body.withUnsafeReadableBytes { bytes in
+            Result { () throws(JSONValueParser.Failure) -> JSONValue in
+                try JSONValueParser.parse(bytes, maxDepth: limits.maxNestingDepth)
+            }
+        }
+        guard case .success(let value) = parsed else {
             return encode(Self.response(id: .null, .failure(.parseError())))
         }
         var verdicts: [String: SecretGate.Verdict] = [:]

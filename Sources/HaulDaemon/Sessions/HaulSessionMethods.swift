@@ -142,7 +142,7 @@ struct HaulSessionMethods: Sendable {
 
     static func json(_ value: some Encodable) throws(JSONRPCError) -> JSONValue {
         do {
-            return try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+            return try JSONValueParser.parse(JSONEncoder().encode(value))
         } catch {
             throw .failed("could not encode the result: \(error)")
         }

@@ -1,12 +1,12 @@
 /// SplitMix64: a tiny random number generator that replays the same sequence for the same
 /// seed, so that a crash test which failed at some run of random kills can be run again with
 /// exactly the same kill points (up to the machine's timing).
-struct SeededGenerator: RandomNumberGenerator {
+public struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -1,0 +1,134 @@
+import Foundation
+@testable import HaulDaemon
+import HaulTestSupport
+import Testing
+
+/// `JSONValueParser` and `JSONValueWriter` replace `JSONDecoder` and `JSONEncoder` for the
+/// daemon's JSON-RPC bodies; a client must see no difference. Each test holds them to what
+/// Foundation's coders do with `JSONValue`'s `Codable` conformance (kept as the reference).
+@Suite("JSON values read and written by hand")
+struct JSONValueParserTests {
+    /// What `JSONDecoder` makes of `text` through `JSONValue`'s `Codable` conformance, nil
+    /// when it refuses it.
+    static func reference(_ bytes: [UInt8]) -> JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+    }
+
+    static func parsed(_ bytes: [UInt8]) -> JSONValue? {
+        try? bytes.withUnsafeBytes { buffer throws(JSONValueParser.Failure) in try JSONValueParser.parse(buffer) }
+    }
+
+    static func encoded(_ value: JSONValue) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(value))
+    }
+
+    static let edgeCases: [String] = [
+        "1.0", "1e3", "-0", "-0.0", "1E400", "-1e400", "1e-400", "9223372036854775807", "9223372036854775808",
+        "-9223372036854775808", "-9223372036854775809", "123456789012345678901234567890", "0.1", "1.5e2",
+        "1.5", "-2.5E-3", "01", "-01", "+1", ".5", "1.", "-", "1e", "1e+", "0x10", "Infinity", "NaN",
+        #""a\/b""#, #""\ud83d\ude00""#, #""\ud83d""#, #""\ud83dx""#, #""\udc00""#, #""\ud83d\u0041""#,
+        "\"\u{7f}\"", #""\u0000""#, #""\u00e9\u00E9""#, #""\x""#, #""\u12""#, #""\u12g4""#, "\"tab\there\"",
+        "\"line\nbreak\"", #""unterminated"#, #""esc at end\"#, "\"é😀\"",
+        #"{"a":1,"a":2}"#, #"{"a":{"b":[1,{"c":null}]},"a":0}"#, "[1,]", #"{"a":1,}"#, "[,]", "[1,,2]",
+        "{,}", #"{"a":1,,"b":2}"#, #"{"a" 1}"#, #"{a:1}"#, #"{"a":}"#, "[1 2]", " [ ] ", " { } ",
+        "\u{feff}[1]", "true", "false", "null", "nul", "tru", "nulll", "[1] x", "[1]]", "", "   ", "[",
+        "{", "]", #"{"a"}"#, "[true,false,null]", "\t\n\r[\t1\n,\r2 ]\n", "[[[[[]]]]]", "[-0.5e-2,10E+2]",
+        "9007199254740993.0", "9007199254740993.5", "-9007199254740993.9", "9223372036854775295.9",
+        "9223372036854775296.0", "-9223372036854775808.0", "-9223372036854775807.0", "1e18", "1e19",
+        "12345678901234567e2", "0.9007199254740993e16", "1.2e-400", "90071992547409930e-1",
+        "9223372036854774784.5", "922337203685477400.5", "18446744073709551615e-1", "18446744073709551616e-1",
+        "-9223372036854775808e-1", "10000000000000000.0000000000000000000000001", "100000000000000000.25",
+    ]
+
+    @Test("edge cases are read as JSONDecoder read them, or refused as it refused them")
+    func edgeCases() {
+        for text in Self.edgeCases {
+            let bytes = Array(text.utf8)
+            #expect(Self.parsed(bytes) == Self.reference(bytes), "\(text.debugDescription)")
+        }
+        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC3, 0x22], [0x22, 0x5C, 0x6E, 0xED, 0xA0, 0x80, 0x22], [0xFF]] {
+            #expect(Self.parsed(bytes) == nil)
+            #expect(Self.reference(bytes) == nil)
+        }
+    }
+
+    @Test("random values are written byte for byte as JSONEncoder writes them, and read back alike")
+    func randomValues() throws {
+        var random = SeededGenerator(seed: 26)
+        for _ in 0..<400 {
+            let value = Self.randomValue(depth: 0, &random)
+            let written = try #require(JSONValueWriter.write(value))
+            #expect(written == (try Self.encoded(value)))
+            let read = Self.parsed(written)
+            #expect(read != nil)
+            #expect(read == Self.reference(written))
+        }
+    }
+
+    @Test("texts damaged at random are refused or read exactly as JSONDecoder does")
+    func damagedTexts() throws {
+        var random = SeededGenerator(seed: 27)
+        let alphabet = Array(#"{}[],:"\\/ -+.eE0123456789tfnulu"#.utf8) + [0x0A, 0x01, 0xC3, 0xA9, 0xFF]
+        var accepted = 0
+        for _ in 0..<1500 {
+            var bytes = try Self.encoded(Self.randomValue(depth: 0, &random))
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let position = Int.random(in: 0...bytes.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: bytes.insert(alphabet.randomElement(using: &random)!, at: position)
+                case 1 where position < bytes.count: bytes.remove(at: position)
+                default: if position < bytes.count { bytes[position] = alphabet.randomElement(using: &random)! }
+                }
+            }
+            let reference = Self.reference(bytes)
+            #expect(Self.parsed(bytes) == reference, "\(String(decoding: bytes, as: UTF8.self).debugDescription)")
+            if reference != nil { accepted += 1 }
+        }
+        // Both outcomes must be exercised, or the comparison proves little.
+        #expect(accepted > 100 && accepted < 1400, "\(accepted) of 1500 accepted")
+    }
+
+    @Test("a non-finite double cannot be written; nesting beyond the bound is refused")
+    func limits() {
+        #expect(JSONValueWriter.write(.array([.double(.infinity)])) == nil)
+        #expect(JSONValueWriter.write(.object(["a": .double(.nan)])) == nil)
+        let deep = Array(String(repeating: "[", count: 40).utf8) + Array(String(repeating: "]", count: 40).utf8)
+        #expect(throws: JSONValueParser.Failure.self) {
+            try deep.withUnsafeBytes { buffer throws(JSONValueParser.Failure) in try JSONValueParser.parse(buffer, maxDepth: 39) }
+        }
+        #expect(Self.parsed(deep) != nil)
+    }
+
+    static func randomValue(depth: Int, _ random: inout SeededGenerator) -> JSONValue {
+        switch Int.random(in: 0..<(depth >= 4 ? 5 : 7), using: &random) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &random))
+        case 2:
+            let magnitude = [Int64(9), 1_000, .max, 1 << 53].randomElement(using: &random)!
+            return .integer(Int64.random(in: -magnitude...magnitude, using: &random))
+        case 3:
+            let exponent = Double(Int.random(in: -30...30, using: &random))
+            let double = Double.random(in: -1...1, using: &random) * pow(10, exponent)
+            return Bool.random(using: &random) ? .double(double) : .double(double.rounded())
+        case 4: return .string(randomString(&random))
+        case 5:
+            return .array((0..<Int.random(in: 0...4, using: &random)).map { _ in randomValue(depth: depth + 1, &random) })
+        default:
+            var members: [String: JSONValue] = [:]
+            for _ in 0..<Int.random(in: 0...4, using: &random) {
+                members[randomString(&random)] = randomValue(depth: depth + 1, &random)
+            }
+            return .object(members)
+        }
+    }
+
+    static func randomString(_ random: inout SeededGenerator) -> String {
+        let pieces: [String] = [
+            "a", "Z", "0", "/", "\"", "\\", "\n", "\t", "\r", "\u{8}", "\u{c}", "\u{1}", "\u{1f}", "\u{7f}",
+            " ", "é", "ü", "\u{2028}", "😀", "\u{ffff}", "url", "https://example.com/a?b=c",
+        ]
+        return (0..<Int.random(in: 0...6, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined()
+    }
+}
