@@ -1,4 +1,5 @@
 import Foundation
+@testable import Haul
 @testable import HaulDaemon
 import HaulTestSupport
 import Testing
@@ -99,6 +100,35 @@ struct JSONValueParserTests {
             try deep.withUnsafeBytes { buffer throws(JSONValueParser.Failure) in try JSONValueParser.parse(buffer, maxDepth: 39) }
         }
         #expect(Self.parsed(deep) != nil)
+    }
+
+    @Test("haul.events built from the stored texts is the answer RemoteEventBatch encoded to")
+    func eventBatchFromStoredTexts() throws {
+        var completed = StoredEvent(kind: .completed, download: DownloadID(rawValue: 0xABCD), group: "g", date: Date(timeIntervalSinceReferenceDate: 812_345_678.125))
+        completed.fileURL = URL(fileURLWithPath: "/tmp/a dir/ü.bin")
+        completed.length = 16_384
+        completed.verifiedChecksums = [try Checksum(.sha256, hex: String(repeating: "ab", count: 32))]
+        completed.skipped = true
+        var failed = StoredEvent(kind: .failed, download: DownloadID(rawValue: 7), group: "g")
+        failed.errorCode = "httpStatus"
+        failed.errorMessage = "the server said \"404 Not Found\"\n"
+        failed.httpStatus = 404
+        var started = StoredEvent(kind: .started, download: DownloadID(rawValue: 1))
+        started.resumedFrom = 1_000
+        var ended = StoredEvent(kind: .groupCompleted, group: "g", date: Date(timeIntervalSinceReferenceDate: 812_345_679))
+        ended.completed = [DownloadID(rawValue: 0xABCD)]
+        ended.failed = [DownloadID(rawValue: 7)]
+        ended.canceled = []
+        var events = [started, completed, failed, StoredEvent(kind: .paused, download: DownloadID(rawValue: 2)), ended]
+        // Stored as the store writes them (sequence 0 in the text), given their sequence after.
+        let texts = try events.enumerated().map { offset, event in
+            StoredEventText(sequence: Int64(40 + offset), payload: String(decoding: try JSONEncoder().encode(event), as: UTF8.self))
+        }
+        for offset in events.indices { events[offset].sequence = Int64(40 + offset) }
+        let progress = [RemoteProgress(id: DownloadID(rawValue: 3), progress: TransferProgress(completedBytes: 10, expectedBytes: nil, bytesPerSecond: 1.5))]
+        let built = try HaulSessionMethods.eventBatch(texts, progress: progress)
+        #expect(built == (try HaulSessionMethods.json(RemoteEventBatch(events: events, progress: progress))))
+        #expect(try texts.decoded() == events)
     }
 
     static func randomValue(depth: Int, _ random: inout SeededGenerator) -> JSONValue {

@@ -6,22 +6,28 @@ import Foundation
 extension DownloadManager {
     /// The kept events after `sequence`, oldest first, at most `limit`. With `timeout`, waits
     /// up to that long for new events when there are none yet (a long poll).
+    package func storedEvents(after sequence: Int64, limit: Int = 1000, waitingUpTo timeout: Duration? = nil) async throws(HaulError) -> [StoredEvent] {
+        try await storedEventTexts(after: sequence, limit: limit, waitingUpTo: timeout).decoded()
+    }
+
+    /// As `storedEvents`, the events as the store keeps them: JSON texts, for a caller that
+    /// sends them on (the daemon's `haul.events`).
     ///
     /// On a store other daemons share (PostgreSQL), events they append wake the wait through
     /// the store's notifications (`StoreChangeFeed`), and the wait reads the store again every
     /// `fallbackPollInterval` in case a notification was lost.
-    package func storedEvents(after sequence: Int64, limit: Int = 1000, waitingUpTo timeout: Duration? = nil) async throws(HaulError) -> [StoredEvent] {
+    package func storedEventTexts(after sequence: Int64, limit: Int = 1000, waitingUpTo timeout: Duration? = nil) async throws(HaulError) -> [StoredEventText] {
         guard outbox != nil else {
             throw HaulError(.invalidRequest, "this manager keeps no event outbox (Configuration.keepsEventOutbox)")
         }
         guard let feed = store.changes else {
             // One process writes this store: its own writes wake the wait.
             if outbox?.isEmpty == false { await flushDirty() }
-            let events = try await store.events(session: session, after: sequence, limit: max(1, limit))
+            let events = try await store.eventTexts(session: session, after: sequence, limit: max(1, limit))
             guard events.isEmpty, let timeout, timeout > .zero, !isShutDown else { return events }
             await waitForStoredEvents(timeout: timeout, feed: nil, generation: 0)
             if outbox?.isEmpty == false { await flushDirty() }
-            return try await store.events(session: session, after: sequence, limit: max(1, limit))
+            return try await store.eventTexts(session: session, after: sequence, limit: max(1, limit))
         }
         // A shared store: the deadline is real time, since other processes write it.
         let clock = ContinuousClock()
@@ -30,7 +36,7 @@ extension DownloadManager {
             // Taken before reading: a notification after it makes the wait below return at once.
             let generation = feed.generation(of: session)
             if outbox?.isEmpty == false { await flushDirty() }
-            let events = try await store.events(session: session, after: sequence, limit: max(1, limit))
+            let events = try await store.eventTexts(session: session, after: sequence, limit: max(1, limit))
             let remaining = clock.now.duration(to: deadline)
             guard events.isEmpty, remaining > .zero, !isShutDown else { return events }
             await waitForStoredEvents(timeout: min(remaining, feed.fallbackPollInterval), feed: feed, generation: generation)

@@ -5,16 +5,12 @@ import GRDB
 /// event it missed, and to continue a session's downloads alone after a restart.
 extension DownloadStore {
     /// The session's unacknowledged events after `sequence`, oldest first.
-    func events(session: String, after sequence: Int64, limit: Int) async throws(HaulError) -> [StoredEvent] {
+    func eventTexts(session: String, after sequence: Int64, limit: Int) async throws(HaulError) -> [StoredEventText] {
         try await read("read the events of session '\(session)'") { db in
-            let rows = try Row.fetchAll(db, sql: """
+            try Row.fetchAll(db, sql: """
                 SELECT sequence, payload FROM event WHERE session = ? AND sequence > ? ORDER BY sequence LIMIT ?
-                """, arguments: [session, sequence, limit])
-            let decoder = JSONDecoder()
-            return try rows.map { row in
-                var event = try decoder.decode(StoredEvent.self, from: Data((row["payload"] as String).utf8))
-                event.sequence = row["sequence"]
-                return event
+                """, arguments: [session, sequence, limit]).map { row in
+                StoredEventText(sequence: row["sequence"], payload: row["payload"])
             }
         }
     }

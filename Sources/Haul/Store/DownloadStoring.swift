@@ -56,8 +56,9 @@ protocol DownloadStoring: AnyObject, Sendable {
     /// Group names of a session, in creation order.
     func groups(session: String) async throws(HaulError) -> [String]
 
-    /// The session's unacknowledged events after `sequence`, oldest first.
-    func events(session: String, after sequence: Int64, limit: Int) async throws(HaulError) -> [StoredEvent]
+    /// The session's unacknowledged events after `sequence`, oldest first, as the JSON the
+    /// store keeps (`events` decodes them; the daemon sends them on as they are).
+    func eventTexts(session: String, after sequence: Int64, limit: Int) async throws(HaulError) -> [StoredEventText]
     /// Every session in the store, with its settings when it saved some.
     func sessions() async throws(HaulError) -> [(id: String, settings: SessionSettings?)]
     /// What the session's unacknowledged events (up to `through`) hold on to.
@@ -74,6 +75,11 @@ protocol DownloadStoring: AnyObject, Sendable {
 
 extension DownloadStoring {
     var changes: StoreChangeFeed? { nil }
+
+    /// The session's unacknowledged events after `sequence`, oldest first.
+    func events(session: String, after sequence: Int64, limit: Int) async throws(HaulError) -> [StoredEvent] {
+        try await eventTexts(session: session, after: sequence, limit: limit).decoded()
+    }
 
     /// Inserts or replaces these downloads (by id), creating their sessions' and groups' rows.
     func save(_ downloads: [StoredDownload]) async throws(HaulError) {

@@ -43,6 +43,14 @@ struct JSONValueParser {
         return try result.get()
     }
 
+    static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(Failure) -> JSONValue {
+        var text = text
+        let result: Result<JSONValue, Failure> = text.withUTF8 { bytes in
+            Result { () throws(Failure) -> JSONValue in try parse(UnsafeRawBufferPointer(bytes), maxDepth: maxDepth) }
+        }
+        return try result.get()
+    }
+
     private let bytes: UnsafeRawBufferPointer
     private let maxDepth: Int
     private var index = 0

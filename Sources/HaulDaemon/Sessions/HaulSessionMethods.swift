@@ -114,9 +114,9 @@ struct HaulSessionMethods: Sendable {
             let waitMilliseconds = try p.optionalInteger(2, "waitMilliseconds") ?? 0
             let limit = min(max(try p.optionalInteger(3, "limit") ?? 1000, 1), 10_000)
             let wait = min(Duration.milliseconds(max(0, waitMilliseconds)), Self.maxEventWait)
-            let events = try await manager.storedEvents(after: after, limit: limit, waitingUpTo: wait)
+            let events = try await manager.storedEventTexts(after: after, limit: limit, waitingUpTo: wait)
             let progress = await manager.runningProgress().map { RemoteProgress(id: $0.id, progress: $0.progress) }
-            return try Self.json(RemoteEventBatch(events: events, progress: progress))
+            return try Self.eventBatch(events, progress: progress)
         case "haul.acknowledge":
             try await manager.acknowledgeEvents(through: Int64(try p.integer(1, "through")))
             return "OK"
@@ -146,6 +146,22 @@ struct HaulSessionMethods: Sendable {
         } catch {
             throw .failed("could not encode the result: \(error)")
         }
+    }
+
+    /// The answer to `haul.events`, `RemoteEventBatch`'s JSON form, built from the events'
+    /// JSON as the store keeps it: each is `StoredEvent`'s own encoding, so only its sequence
+    /// is set, and no event is decoded and encoded again.
+    static func eventBatch(_ events: [StoredEventText], progress: [RemoteProgress]) throws(JSONRPCError) -> JSONValue {
+        var values: [JSONValue] = []
+        values.reserveCapacity(events.count)
+        for event in events {
+            guard case .object(var members)? = try? JSONValueParser.parse(event.payload) else {
+                throw .failed("event \(event.sequence) kept in the download store is not a JSON object")
+            }
+            members["sequence"] = .integer(event.sequence)
+            values.append(.object(members))
+        }
+        return .object(["events": .array(values), "progress": try json(progress)])
     }
 
     private static func haulError(_ error: any Error) -> HaulError {

@@ -83,17 +83,14 @@ extension PostgresStore {
         }
     }
 
-    func events(session: String, after sequence: Int64, limit: Int) async throws(HaulError) -> [StoredEvent] {
+    func eventTexts(session: String, after sequence: Int64, limit: Int) async throws(HaulError) -> [StoredEventText] {
         try await read("read the events of session '\(session)'") { connection in
-            let decoder = JSONDecoder()
-            return try await connection.all("""
+            try await connection.all("""
                 SELECT sequence, payload FROM haul.event WHERE session = \(session) AND sequence > \(sequence)
                 ORDER BY sequence LIMIT \(Int64(limit))
                 """) { row in
                 let (sequence, payload) = try row.decode((Int64, String).self)
-                var event = try decoder.decode(StoredEvent.self, from: Data(payload.utf8))
-                event.sequence = sequence
-                return event
+                return StoredEventText(sequence: sequence, payload: payload)
             }
         }
     }
