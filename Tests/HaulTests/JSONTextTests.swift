@@ -36,6 +36,37 @@ struct JSONTextTests {
         #expect(JSONText.pairs(pairs) == (try Self.reference(pairs.map { [$0.0, $0.1] })))
     }
 
+    @Test func storedEvents() throws {
+        var events: [StoredEvent] = []
+        for (offset, text) in Self.awkward.enumerated() {
+            let id = DownloadID(rawValue: UInt64(offset) * 0x0123_4567_89AB_CDEF)
+            let date = Date(timeIntervalSinceReferenceDate: [812_345_678.125, 812_345_679, -1.5, 0][offset % 4])
+            var completed = StoredEvent(sequence: Int64(offset), kind: .completed, download: id, group: text, date: date)
+            completed.fileURL = URL(fileURLWithPath: "/tmp/\(text).bin")
+            completed.length = Int64(offset) << 40
+            completed.verifiedChecksums = [try Checksum(.sha256, hex: String(repeating: "0f", count: 32)), try Checksum(.md5, hex: String(repeating: "e1", count: 16))]
+            completed.skipped = offset.isMultiple(of: 2)
+            var failed = StoredEvent(kind: .failed, download: id, date: date)
+            failed.errorCode = "httpStatus"
+            failed.errorMessage = text
+            failed.httpStatus = 503
+            var started = StoredEvent(kind: .started, download: id, date: date)
+            started.resumedFrom = Int64(offset)
+            var paused = StoredEvent(kind: .paused, download: id, date: date)
+            paused.errorCode = text
+            var group = StoredEvent(kind: .groupCompleted, group: text, date: date)
+            group.completed = [id, DownloadID(rawValue: .max)]
+            group.failed = []
+            group.canceled = [DownloadID(rawValue: 1)]
+            events += [completed, failed, started, paused, group, StoredEvent(kind: .canceled, download: id, group: "g", date: date)]
+        }
+        for event in events {
+            let text = try #require(event.jsonText)
+            #expect(text == (try Self.reference(event)))
+            #expect(try JSONDecoder().decode(StoredEvent.self, from: Data(text.utf8)) == event)
+        }
+    }
+
     @Test func placementIntent() throws {
         for intent in [
             PlacementIntent(directory: "/tmp/haul dir/ü", name: "c \"d\".iso", policy: .rename, device: UInt64.max, inode: 0, length: Int64.max),

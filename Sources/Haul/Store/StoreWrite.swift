@@ -118,9 +118,8 @@ enum StoreWrite: Sendable {
                 let insertEvent = try db.cachedStatement(sql: """
                     INSERT INTO event (session, kind, payload, createdAt) VALUES (?, ?, ?, ?)
                     """)
-                let encoder = JSONEncoder()
                 for event in events {
-                    let payload = String(decoding: try encoder.encode(event), as: UTF8.self)
+                    let payload = try event.jsonText ?? String(decoding: JSONEncoder().encode(event), as: UTF8.self)
                     try insertEvent.execute(arguments: [session, event.kind.rawValue, payload, StoredDate.value(event.date)])
                 }
             case .acknowledgeEvents(let session, let through):
