@@ -1,8 +1,8 @@
 import Foundation
 
 /// Turns responses and notifications into bytes: keys sorted (stable output, easy to compare),
-/// slashes not escaped (URLs and paths stay readable),
-/// as `JSONEncoder` with `.sortedKeys` and `.withoutEscapingSlashes` writes them (`JSONValueWriter`).
+/// slashes not escaped (URLs and paths stay readable), written by `JSONValueWriter` exactly as
+/// `JSONEncoder` with `.sortedKeys` and `.withoutEscapingSlashes` wrote them before.
 enum JSONRPCEncoding {
     static func encode(_ value: JSONValue) -> Data {
         // Only a non-finite number can fail, and no method returns one; answer something valid
