@@ -86,13 +86,10 @@ struct JSONValueParser {
 
     private mutating func parseObject() throws(Failure) -> JSONValue {
         try enterContainer()
+        defer { depth -= 1 }
         var members: [String: JSONValue] = [:]
-        skipWhitespace()
-        if consume(UInt8(ascii: "}")) {
-            depth -= 1
-            return .object(members)
-        }
-        while true {
+        guard !closes(UInt8(ascii: "}")) else { return .object(members) }
+        repeat {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a key") }
             let key = try parseString()
@@ -100,34 +97,33 @@ struct JSONValueParser {
             guard consume(UInt8(ascii: ":")) else { throw failure("expected ':' after a key") }
             let value = try parseValue()
             if members[key] == nil { members[key] = value }
-            skipWhitespace()
-            if consume(UInt8(ascii: "}")) { break }
-            guard consume(UInt8(ascii: ",")) else { throw failure("expected ',' or '}'") }
-            skipWhitespace()
-            if consume(UInt8(ascii: "}")) { break }
-        }
-        depth -= 1
+        } while try continuesAfterElement(closing: UInt8(ascii: "}"))
         return .object(members)
     }
 
     private mutating func parseArray() throws(Failure) -> JSONValue {
         try enterContainer()
+        defer { depth -= 1 }
         var elements: [JSONValue] = []
-        skipWhitespace()
-        if consume(UInt8(ascii: "]")) {
-            depth -= 1
-            return .array(elements)
-        }
-        while true {
+        guard !closes(UInt8(ascii: "]")) else { return .array(elements) }
+        repeat {
             elements.append(try parseValue())
-            skipWhitespace()
-            if consume(UInt8(ascii: "]")) { break }
-            guard consume(UInt8(ascii: ",")) else { throw failure("expected ',' or ']'") }
-            skipWhitespace()
-            if consume(UInt8(ascii: "]")) { break }
-        }
-        depth -= 1
+        } while try continuesAfterElement(closing: UInt8(ascii: "]"))
         return .array(elements)
+    }
+
+    /// After an element of an array or object: true when a comma announces another, false at
+    /// the closing bracket (after one trailing comma too, as `JSONDecoder` allows).
+    private mutating func continuesAfterElement(closing: UInt8) throws(Failure) -> Bool {
+        if closes(closing) { return false }
+        guard consume(UInt8(ascii: ",")) else { throw failure("expected ',' or the closing bracket") }
+        return !closes(closing)
+    }
+
+    /// Steps over white space and then `bracket`, if that comes next.
+    private mutating func closes(_ bracket: UInt8) -> Bool {
+        skipWhitespace()
+        return consume(bracket)
     }
 
     /// Steps over `[` or `{`, counting the level.
@@ -287,7 +283,7 @@ struct JSONValueParser {
                 return text
             case UInt8(ascii: "\\"):
                 index += 1
-                guard index < bytes.count else { break }
+                guard index < bytes.count else { throw failure("a string without its closing quote") }
                 let escape = bytes[index]
                 index += 1
                 switch escape {
