@@ -6,7 +6,7 @@
 /// These shapes are flat and few, so writing them directly is short and easy to check: the
 /// output is compact, with keys sorted, exactly as `JSONColumns` asked of `JSONEncoder`
 /// (`JSONTextTests` compares the two), and `JSONDecoder` still reads it back.
-enum JSONText {
+package enum JSONText {
     /// `value` as a JSON string literal: quotes, backslashes and control characters escaped,
     /// everything else (slashes and non-ASCII included) as it is.
     static func quoted(_ value: String) -> String {
@@ -17,7 +17,7 @@ enum JSONText {
     }
 
     /// Appends `quoted(value)` to `out`, without a string of its own in between.
-    static func appendQuoted(_ value: String, to out: inout String) {
+    package static func appendQuoted(_ value: String, to out: inout String) {
         out += "\""
         var plain = true
         for byte in value.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {

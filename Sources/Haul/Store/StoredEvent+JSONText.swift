@@ -7,54 +7,38 @@ extension StoredEvent {
     /// small files. Nil for a file URL relative to a base (encoded with `JSONEncoder` then),
     /// which no event of Haul's has. `JSONTextTests` compares it with `JSONEncoder`'s, byte for byte.
     var jsonText: String? {
-        var out = "{"
-        out.reserveCapacity(256)
-        func member(_ key: String, _ json: String) {
-            if out.utf8.count > 1 { out += "," }
-            out += "\""
-            out += key
-            out += "\":"
-            out += json
-        }
-        func member(_ key: String, quoting text: String) {
-            if out.utf8.count > 1 { out += "," }
-            out += "\""
-            out += key
-            out += "\":"
-            JSONText.appendQuoted(text, to: &out)
-        }
-        func ids(_ list: [DownloadID]) -> String {
-            "[" + list.map { "\"\($0.description)\"" }.joined(separator: ",") + "]"
-        }
         // In the order of the keys, as JSONEncoder's `.sortedKeys` writes them (the test
         // compares bytes); the store does not depend on the order.
-        if let canceled { member("canceled", ids(canceled)) }
-        if let completed { member("completed", ids(completed)) }
+        var members: [(key: String, json: String)] = []
+        members.reserveCapacity(8)
+        func ids(_ list: [DownloadID]) -> String { JSONText.strings(list.map(\.description)) }
+        if let canceled { members.append(("canceled", ids(canceled))) }
+        if let completed { members.append(("completed", ids(completed))) }
         // As JSONEncoder writes a date by default: seconds since 2001 as a number.
         var seconds = date.timeIntervalSinceReferenceDate.description
         if seconds.hasSuffix(".0") { seconds.removeLast(2) }
-        member("date", seconds)
-        if let download { member("download", quoting: download.description) }
-        if let errorCode { member("errorCode", quoting: errorCode) }
-        if let errorMessage { member("errorMessage", quoting: errorMessage) }
-        if let failed { member("failed", ids(failed)) }
+        members.append(("date", seconds))
+        if let download { members.append(("download", JSONText.quoted(download.description))) }
+        if let errorCode { members.append(("errorCode", JSONText.quoted(errorCode))) }
+        if let errorMessage { members.append(("errorMessage", JSONText.quoted(errorMessage))) }
+        if let failed { members.append(("failed", ids(failed))) }
         if let fileURL {
             guard fileURL.baseURL == nil else { return nil }
-            member("fileURL", quoting: fileURL.relativeString)
+            members.append(("fileURL", JSONText.quoted(fileURL.relativeString)))
         }
-        if let group { member("group", quoting: group) }
-        if let httpStatus { member("httpStatus", String(httpStatus)) }
-        member("kind", quoting: kind.rawValue)
-        if let length { member("length", String(length)) }
-        if let resumedFrom { member("resumedFrom", String(resumedFrom)) }
-        member("sequence", String(sequence))
-        if let skipped { member("skipped", skipped ? "true" : "false") }
+        if let group { members.append(("group", JSONText.quoted(group))) }
+        if let httpStatus { members.append(("httpStatus", String(httpStatus))) }
+        members.append(("kind", JSONText.quoted(kind.rawValue)))
+        if let length { members.append(("length", String(length))) }
+        if let resumedFrom { members.append(("resumedFrom", String(resumedFrom))) }
+        members.append(("sequence", String(sequence)))
+        if let skipped { members.append(("skipped", skipped ? "true" : "false")) }
         if let verifiedChecksums {
-            member("verifiedChecksums", "[" + verifiedChecksums.map {
-                "{\"algorithm\":" + JSONText.quoted($0.algorithm.rawValue) + ",\"hex\":" + JSONText.quoted($0.hex) + "}"
-            }.joined(separator: ",") + "]")
+            let objects = verifiedChecksums.map {
+                JSONText.object(sortedMembers: [("algorithm", JSONText.quoted($0.algorithm.rawValue)), ("hex", JSONText.quoted($0.hex))])
+            }
+            members.append(("verifiedChecksums", "[" + objects.joined(separator: ",") + "]"))
         }
-        out += "}"
-        return out
+        return JSONText.object(sortedMembers: members)
     }
 }
