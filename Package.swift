@@ -149,7 +149,10 @@ let package = Package(
         // bench/http-floor.sh: AsyncHTTPClient alone on job (b), the floor under `haul get`. Not a product.
         .executableTarget(
             name: "haul-http-floor",
-            dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")],
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
             path: "bench/HTTPFloor"
         ),
         .testTarget(
