@@ -4,7 +4,8 @@
 # beside `haul get -j 16` on the same list. What Haul adds per file is the difference. The
 # rows that write files make the system calls every downloader makes (a part file created,
 # written, closed, renamed into place), read through the client's `async` API or written from
-# the event loop by a response delegate.
+# the event loop by a response delegate; and once with no HTTP client at all (SwiftNIO's
+# HTTP/1.1 codec on keep-alive connections): what the client's own machinery costs.
 # Usage: bench/http-floor.sh [WORKDIR]     env: RUNS (default 3), HAUL_BINARY and
 #        FLOOR_BINARY (release builds to use instead of building them)
 set -euo pipefail
@@ -43,6 +44,7 @@ labels=(
     "AsyncHTTPClient alone, bodies written as part files and renamed"
     "AsyncHTTPClient alone, the same from the event loop (response delegate)"
     "AsyncHTTPClient alone, the same with no task per file"
+    "No HTTP client: SwiftNIO's HTTP/1.1 codec, 16 keep-alive connections, the same files"
     "haul get -j 16"
     "curl --parallel --parallel-max 16"
 )
@@ -51,9 +53,10 @@ CMD_1=("$floor" "$work/floor-list" 16 --write)
 CMD_2=("$floor" "$work/floor-list" 16 --write-posix)
 CMD_3=("$floor" "$work/floor-list" 16 --delegate)
 CMD_4=("$floor" "$work/floor-list" 16 --delegate --chain)
-CMD_5=("$haul" get -q -j 16 --state-dir "$work/floor-state" -d . -i "$work/floor-list")
-CMD_6=(curl -s --parallel --parallel-max 16 --remote-name-all -K "$work/floor-curl-config")
-curl_index=6
+CMD_5=("$floor" "$work/floor-list" 16 --bare-nio)
+CMD_6=("$haul" get -q -j 16 --state-dir "$work/floor-state" -d . -i "$work/floor-list")
+CMD_7=(curl -s --parallel --parallel-max 16 --remote-name-all -K "$work/floor-curl-config")
+curl_index=7
 
 declare -A walls cpus
 for _ in $(seq 1 "$runs"); do

@@ -12,17 +12,20 @@ import NIOCore
 /// - `--delegate`: the same system calls made on the event loop as the body arrives, by a
 ///   response delegate (`FileWritingDelegate`), a task per worker awaiting each file;
 /// - `--delegate --chain`: the delegate again, each request sent from the completion of the
-///   one before, with no Swift task at all (`ChainedFetch`).
+///   one before, with no Swift task at all (`ChainedFetch`);
+/// - `--bare-nio`: no HTTP client, SwiftNIO's HTTP/1.1 codec on CONCURRENCY keep-alive
+///   connections, writing as the delegate does (`BareNIOFetch`): the client's own cost is the
+///   difference.
 /// What this takes is a floor for `haul get` on the same list: Haul adds its store, its state
 /// machines and its placement on top. Not a product.
 ///
-/// Usage: haul-http-floor LIST [CONCURRENCY] [--write | --write-posix | --delegate [--chain]]
+/// Usage: haul-http-floor LIST [CONCURRENCY] [--write | --write-posix | --delegate [--chain] | --bare-nio]
 @main
 struct HTTPFloor {
     static func main() async throws {
         let arguments = CommandLine.arguments.dropFirst()
         guard let listPath = arguments.first else {
-            FileHandle.standardError.write(Data("usage: haul-http-floor LIST [CONCURRENCY] [--write | --write-posix | --delegate [--chain]]\n".utf8))
+            FileHandle.standardError.write(Data("usage: haul-http-floor LIST [CONCURRENCY] [--write | --write-posix | --delegate [--chain] | --bare-nio]\n".utf8))
             exit(2)
         }
         let concurrency = arguments.dropFirst().first.flatMap { Int($0) } ?? 16
@@ -39,7 +42,9 @@ struct HTTPFloor {
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let clock = ContinuousClock()
         let start = clock.now
-        let bytes = arguments.contains("--chain")
+        let bytes = arguments.contains("--bare-nio")
+            ? try await BareNIOFetch.run(urls, concurrency: concurrency)
+            : arguments.contains("--chain")
             ? try await ChainedFetch.run(urls, concurrency: concurrency, client: client)
             : try await withThrowingTaskGroup(of: Int.self) { group in
             for worker in 0..<concurrency {
