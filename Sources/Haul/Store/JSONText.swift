@@ -18,33 +18,59 @@ package enum JSONText {
 
     /// Appends `quoted(value)` to `out`, without a string of its own in between.
     package static func appendQuoted(_ value: String, to out: inout String) {
-        out += "\""
-        var plain = true
-        for byte in value.utf8 where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-            plain = false
-            break
-        }
-        if plain {
+        guard needsEscaping(value) else {
+            // Nearly every string: a name, a URL, a path, an ID.
+            out += "\""
             out += value
-        } else {
-            for scalar in value.unicodeScalars {
-                switch scalar {
-                case "\"": out += "\\\""
-                case "\\": out += "\\\\"
-                case "\n": out += "\\n"
-                case "\r": out += "\\r"
-                case "\t": out += "\\t"
-                case "\u{08}": out += "\\b"
-                case "\u{0C}": out += "\\f"
-                case let control where control.value < 0x20:
-                    let hex = String(control.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                default: out.unicodeScalars.append(scalar)
+            out += "\""
+            return
+        }
+        var bytes: [UInt8] = []
+        appendQuoted(value, to: &bytes)
+        out += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `quoted(value)`'s UTF-8 bytes to `out`: for writers of JSON as bytes (the
+    /// daemon's answers), which would otherwise pay for a `String` per value.
+    package static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var value = value
+        value.withUTF8 { bytes in
+            // Runs of bytes that need no escape go in whole.
+            var runStart = 0
+            for (offset, byte) in bytes.enumerated() where Self.needsEscaping(byte) {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<offset]))
+                runStart = offset + 1
+                out.append(UInt8(ascii: "\\"))
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+                case 0x08: out.append(UInt8(ascii: "b"))
+                case 0x0C: out.append(UInt8(ascii: "f"))
+                case 0x0A: out.append(UInt8(ascii: "n"))
+                case 0x0D: out.append(UInt8(ascii: "r"))
+                case 0x09: out.append(UInt8(ascii: "t"))
+                default:
+                    out.append(contentsOf: "u00".utf8)
+                    out.append(hexDigits[Int(byte >> 4)])
+                    out.append(hexDigits[Int(byte & 0x0F)])
                 }
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
+
+    /// Quotes, backslashes and control characters are escaped; every other byte (slashes and
+    /// each byte of a non-ASCII character) is written as it is.
+    private static func needsEscaping(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    private static func needsEscaping(_ value: String) -> Bool {
+        value.utf8.contains(where: needsEscaping)
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     /// `[["name","value"],…]`
     static func pairs(_ pairs: [(String, String)]) -> String {

@@ -7,9 +7,9 @@ enum JSONRPCEncoding {
     static func encode(_ value: JSONValue) -> Data {
         // Only a non-finite number can fail, and no method returns one; answer something valid
         // rather than nothing.
-        guard let text = JSONValueWriter.write(value) else {
+        guard let bytes = JSONValueWriter.write(value) else {
             return Data(#"{"error":{"code":-32603,"message":"Internal error: the result could not be encoded"},"id":null,"jsonrpc":"2.0"}"#.utf8)
         }
-        return Data(text.utf8)
+        return Data(bytes)
     }
 }
