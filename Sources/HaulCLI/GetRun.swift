@@ -14,7 +14,9 @@ struct GetRun: Sendable {
     static let session = "haul get"
     /// What `haul get` keeps of finished downloads: records of files it placed serve only to
     /// skip fetching them again when the same command runs again, so they stay in the store
-    /// (never loaded up front; a request made again is looked up) for 30 days, 100,000 at most.
+    /// (never loaded up front; a request made again is looked up) for 30 days, 100,000 at most;
+    /// a run that finds a file still in place counts its download as added again once it is
+    /// 15 days old (`EarlierRunStore`), so that files some run keeps finding are never forgotten.
     /// A download an interrupted run left behind and no run asked for again in 30 days is
     /// canceled, its part file deleted.
     static let retention = DownloadManager.Retention(

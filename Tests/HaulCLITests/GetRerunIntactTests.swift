@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Haul
 import HaulTestServer
 import HaulTestSupport
@@ -162,6 +163,36 @@ import Testing
                 #expect(third.status == 0, "stderr: \(third.stderr)")
                 #expect(server.requests(forKey: "sum").count == 2)
                 #expect(directory.contents(of: "i0 (1).bin") == Checksums.content(seed: 0, size: 4_000))
+            }
+        }
+    }
+
+    /// A nightly sync: the same command run again 20 and then 40 days after the files were
+    /// placed (the store's dates moved back by hand) finds every file each time, fetches
+    /// nothing and places no copy beside them. Before, `haul get`'s 30-day rule forgot the
+    /// downloads 30 days after they were added, however often a run found their files, and the
+    /// run after that fetched them all again, each placed beside the old one.
+    @Test func filesFoundByEachRunAreNotForgotten() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { directory in
+                let batch = urls(server, 4, key: "nightly")
+                let state = URL(fileURLWithPath: directory.url.path + ".haul-state")
+                let store = { try DatabaseQueue(path: state.appendingPathComponent("haul.sqlite").path) }
+                func age(days: Double) async throws {
+                    try await store().write { db in
+                        try db.execute(sql: "UPDATE download SET createdAt = createdAt - ?", arguments: [days * 24 * 3600])
+                    }
+                }
+                let first = try await HaulProcess.run(["get", "-j", "4"] + batch, in: directory.url)
+                #expect(first.status == 0, "stderr: \(first.stderr)")
+                for _ in 1...2 {
+                    try await age(days: 20)
+                    let again = try await HaulProcess.run(["get", "-j", "4"] + batch, in: directory.url)
+                    #expect(again.status == 0, "stderr: \(again.stderr)")
+                    #expect(again.stdoutLines.filter { $0.hasPrefix("done ") }.count == 4, "\(again.stdout)")
+                }
+                #expect(server.requests(forKey: "nightly").count == 4)
+                #expect(directory.names().filter { $0.hasSuffix(".bin") } == (0..<4).map { "i\($0).bin" })
             }
         }
     }

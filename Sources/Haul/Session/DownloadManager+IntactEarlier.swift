@@ -36,19 +36,25 @@ extension DownloadManager {
         /// The earlier finished downloads of the requests not found intact; nil when none
         /// were looked up (finished downloads are kept in memory).
         package var rest: EarlierFinished?
+        /// The intact downloads counted as added before the look-up's `inUseCutoff`: found in
+        /// use again, they are for the caller to mark so (`StoreWrite.markInUse`).
+        var addedBeforeCutoff: [DownloadID] = []
     }
 
     /// `intactEarlierDownloads(of:)` on a store without a manager (see `EarlierRunStore`), with
     /// the earlier downloads of the other requests sorted from the same rows: one query per
     /// directory for both.
     /// `beforeReadingRows` runs once, before the first row is read, when a directory of the
-    /// batch has rows at all (`EarlierRunStore` prunes there).
+    /// batch has rows at all (`EarlierRunStore` prunes there). Intact downloads counted as
+    /// added before `inUseCutoff` are listed in `addedBeforeCutoff`.
     static func lookUpEarlier(
-        of requests: [DownloadRequest], in store: any DownloadStoring, session: String,
+        of requests: [DownloadRequest], in store: any DownloadStoring, session: String, inUseCutoff: Date? = nil,
         beforeReadingRows: () async throws(HaulError) -> Void = {}
     ) async throws(HaulError) -> EarlierLookup {
         var found = [DownloadInfo?](repeating: nil, count: requests.count)
         var rest = EarlierFinished()
+        let cutoff = inUseCutoff?.timeIntervalSinceReferenceDate
+        var addedBeforeCutoff: [DownloadID] = []
         guard !requests.isEmpty else { return EarlierLookup(intact: found, rest: rest) }
         var directories = DirectoryCache()
         let normalized = requests.map { directories.normalized($0) }
@@ -135,8 +141,11 @@ extension DownloadManager {
                 let index = rowsByRequest[start].index
                 var end = start + 1
                 while end < rowsByRequest.count, rowsByRequest[end].index == index { end += 1 }
-                found[index] = Self.intactDownload(
-                    among: rowsByRequest[start..<end].lazy.map(\.row), for: normalized[index], json, placedFile: placedFile)
+                if let intact = Self.intactDownload(
+                    among: rowsByRequest[start..<end].lazy.map(\.row), for: normalized[index], json, placedFile: placedFile) {
+                    found[index] = intact.info
+                    if let cutoff, intact.addedAt < cutoff { addedBeforeCutoff.append(intact.info.id) }
+                }
                 start = end
             }
             // The rows of every URL asked for by a request not found intact, sorted as the
@@ -147,15 +156,16 @@ extension DownloadManager {
                 rows.filter { restURLs.contains($0.url) }, directory: (batch.text, batch.path, batch.directory), json,
                 placedFile: placedFile, into: &rest)
         }
-        return EarlierLookup(intact: found, rest: rest)
+        return EarlierLookup(intact: found, rest: rest, addedBeforeCutoff: addedBeforeCutoff)
     }
 
     /// The download standing for a request among its earlier rows, when there is exactly one
-    /// completed row, no unfinished one, and its file is intact; else nil (left to `add`).
+    /// completed row, no unfinished one, and its file is intact, with when its row counts as
+    /// added (`EarlierDownloadRow.createdAt`); else nil (left to `add`).
     private static func intactDownload(
         among rows: some Sequence<EarlierDownloadRow>, for request: DownloadRequest, _ json: JSONColumns,
         placedFile: (EarlierDownloadRow) -> PlacedFile
-    ) -> DownloadInfo? {
+    ) -> (info: DownloadInfo, addedAt: Double)? {
         var completed: EarlierDownloadRow?
         for row in rows {
             switch row.state {
@@ -185,7 +195,7 @@ extension DownloadManager {
         info.fileURL = URL(fileURLWithPath: path, isDirectory: false)
         info.verifiedChecksums = checksums
         info.attempts = row.attempts
-        return info
+        return (info, row.createdAt)
     }
 
     /// What a completed row's placed file is now, from one `lstat`: what both the look-up of

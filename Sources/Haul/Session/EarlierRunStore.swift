@@ -18,6 +18,14 @@ import NIOConcurrencyHelpers
 /// at the retention bound it deletes a run's worth of rows, tens of milliseconds of the
 /// store's writer during which nothing else could start (job (e)).
 ///
+/// A file found in place is in use: its download is marked so (`StoreWrite.markInUse`) once it
+/// has counted as added for half the age rule, so that the age rule forgets a download when no
+/// run asked for its file for that long, not when it was first placed. Without it a nightly
+/// `haul get` over the same files forgot them all on the 31st night and fetched them again,
+/// each placed beside the old one by the `rename` policy. A download marked takes the end of
+/// the insertion order with today's date, one write for the batch, at most once per half of
+/// the age rule (15 days for `haul get`): every other re-run writes nothing for its files.
+///
 /// What a run that stops here leaves undone until the next manager opens this session: placing
 /// the files a killed process verified (`.haul-KEY.done`) and canceling downloads abandoned
 /// for longer than the rule allows. Neither loses anything by waiting: the rows and the
@@ -60,16 +68,23 @@ package struct EarlierRunStore: Sendable {
 
     /// `intactEarlierDownloads(of:)`, with what it found of the other requests' earlier
     /// downloads, for the manager's `add` to take instead of looking them up again. Finds
-    /// nothing when the rule keeps finished downloads in memory.
+    /// nothing when the rule keeps finished downloads in memory. The intact downloads added
+    /// longer ago than half the age rule are marked in use (see the type's notes).
     package func lookUpEarlier(of requests: [DownloadRequest]) async throws(HaulError) -> DownloadManager.EarlierLookup {
         guard !retention.loadsEarlierFinished else {
             return DownloadManager.EarlierLookup(intact: [DownloadInfo?](repeating: nil, count: requests.count), rest: nil)
         }
-        let found = try await DownloadManager.lookUpEarlier(of: requests, in: store, session: session) { () async throws(HaulError) in
+        let now = Date()
+        let cutoff = retention.maxAge.map { now.addingTimeInterval(-$0.inSeconds / 2) }
+        let found = try await DownloadManager.lookUpEarlier(of: requests, in: store, session: session, inUseCutoff: cutoff) {
+            () async throws(HaulError) in
             try await pruneUnlessDone()
         }
         // Nothing was read: the rows the prune deletes can wait.
         pruning.stage.withLockedValue { if $0 == .due { $0 = .deferred } }
+        if !found.addedBeforeCutoff.isEmpty {
+            try await store.submit(.markInUse(found.addedBeforeCutoff, at: now))
+        }
         return found
     }
 

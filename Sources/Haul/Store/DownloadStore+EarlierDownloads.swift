@@ -15,7 +15,7 @@ extension DownloadStore {
     static let earlierDownloadsSQL = """
         SELECT id, url, position, groupName, state, fileName, checksums, filePath, fileSize, fileModified,
                skipped, placement IS NOT NULL, json_extract(placement, '$.inode'), expectedLength,
-               durableOffset, finalURL, verifiedChecksums, attempts
+               durableOffset, finalURL, verifiedChecksums, attempts, createdAt
         FROM download INDEXED BY download_session_directory_url
         WHERE session = ? AND directory = ? AND url IN (SELECT value FROM json_each(?))
         """
@@ -67,6 +67,7 @@ extension DownloadStore {
             durableOffset: try row.decode(Int64.self, atIndex: 14),
             finalURL: try row.decode(String?.self, atIndex: 15),
             verifiedChecksumsText: try row.decode(String.self, atIndex: 16),
-            attempts: Int(try row.decode(Int64.self, atIndex: 17)))
+            attempts: Int(try row.decode(Int64.self, atIndex: 17)),
+            createdAt: try row.decode(Double.self, atIndex: 18))
     }
 }

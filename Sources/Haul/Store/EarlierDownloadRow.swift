@@ -36,4 +36,8 @@ struct EarlierDownloadRow: Sendable, Hashable {
     /// The digests verified before placement, as stored (`JSONColumns`).
     var verifiedChecksumsText: String
     var attempts: Int
+    /// When the download counts as added, for the retention rule, in seconds since
+    /// Foundation's reference date, as stored (`StoredDate`): a re-run that finds its file
+    /// intact long after marks it in use again (`StoreWrite.markInUse`).
+    var createdAt: Double
 }

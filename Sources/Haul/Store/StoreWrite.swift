@@ -12,6 +12,11 @@ enum StoreWrite: Sendable {
     /// nothing else of their rows.
     case moveToGroups(session: String, [GroupMove])
     case delete([DownloadID])
+    /// Counts these finished downloads as added at `date`, for the retention rule: each goes
+    /// to the end of the insertion order with that date, touching nothing else of its row.
+    /// For downloads found in use again (a re-run found their files as placed), so that a file
+    /// asked for more often than the age rule's span is never forgotten (`EarlierRunStore`).
+    case markInUse([DownloadID], at: Date)
     /// Deletes these groups of a session, each only if no download names it any more (a
     /// group's rows cascade to its downloads, which must never happen by retention).
     case deleteEmptyGroups(session: String, [String])
@@ -99,6 +104,17 @@ enum StoreWrite: Sendable {
             case .delete(let ids):
                 for id in ids {
                     try delete.execute(arguments: [Int64(bitPattern: id.rawValue)])
+                }
+            case .markInUse(let ids, let date):
+                // A rowid is a row's place in the insertion order, which the age rule bisects
+                // (`firstRowid(addedAtOrAfter:)`): the row takes the next one, after
+                // every row added so far, and its date, so that dates still rise with rowids.
+                let markInUse = try db.cachedStatement(sql: """
+                    UPDATE download SET rowid = (SELECT MAX(rowid) FROM download) + 1, createdAt = ? WHERE id = ?
+                    """)
+                let added = StoredDate.value(date)
+                for id in ids {
+                    try markInUse.execute(arguments: [added, Int64(bitPattern: id.rawValue)])
                 }
             case .deleteEmptyGroups(let session, let names):
                 let deleteGroup = try db.cachedStatement(sql: """

@@ -7,7 +7,7 @@ import PostgresNIO
 extension PostgresStore {
     static let earlierDownloadsSQL = """
         SELECT id, url, position, groupName, state, fileName, checksums, filePath, fileSize, fileModified,
-               skipped, placement, expectedLength, durableOffset, finalURL, verifiedChecksums, attempts
+               skipped, placement, expectedLength, durableOffset, finalURL, verifiedChecksums, attempts, createdAt
         FROM haul.download WHERE session = $1 AND directory = $2 AND url = ANY($3)
         """
 
@@ -58,6 +58,7 @@ extension PostgresStore {
             durableOffset: try cells[13].decode(Int64.self),
             finalURL: try cells[14].decode(String?.self),
             verifiedChecksumsText: try cells[15].decode(String.self),
-            attempts: Int(try cells[16].decode(Int64.self)))
+            attempts: Int(try cells[16].decode(Int64.self)),
+            createdAt: try cells[17].decode(Double.self))
     }
 }

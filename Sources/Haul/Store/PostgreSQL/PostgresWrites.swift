@@ -73,6 +73,13 @@ enum PostgresWrites {
                 case .delete(let ids):
                     let keys = ids.map { Int64(bitPattern: $0.rawValue) }
                     try await connection.run("DELETE FROM haul.download WHERE id = ANY(\(keys))")
+                case .markInUse(let ids, let date):
+                    // `ordinal`, the insertion order, is an identity: its default is the next one.
+                    let keys = ids.map { Int64(bitPattern: $0.rawValue) }
+                    let added = date.timeIntervalSinceReferenceDate
+                    try await connection.run("""
+                        UPDATE haul.download SET createdAt = \(added), ordinal = DEFAULT WHERE id = ANY(\(keys))
+                        """)
                 case .deleteEmptyGroups(let session, let names):
                     try await PostgresWrites.deleteEmptyGroups(names, session: session, on: connection)
                 case .trimEvents(let session, let maxEvents):
