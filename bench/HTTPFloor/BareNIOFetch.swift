@@ -4,10 +4,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `--bare-nio`: no HTTP client at all, only SwiftNIO's HTTP/1.1 codec: CONCURRENCY keep-alive
 /// connections, each sending its next GET when the last response ended, each body written to
 /// a part file from the event loop and renamed into place. No pool, no redirects, no retries,
@@ -41,7 +37,7 @@ enum BareNIOFetch {
         private let work: Work
         private let done: EventLoopPromise<Int>
         private var name = ""
-        private var descriptor: Int32 = -1
+        private var file: FloorPartFile?
         private var total = 0
 
         init(work: Work, done: EventLoopPromise<Int>) {
@@ -59,7 +55,7 @@ enum BareNIOFetch {
                 context.close(promise: nil)
                 return
             }
-            name = String(path.split(separator: "/").last ?? "file")
+            name = FloorPartFile.name(of: path)
             var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path)
             head.headers.add(name: "Host", value: work.host)
             context.write(wrapOutboundOut(.head(head)), promise: nil)
@@ -67,19 +63,27 @@ enum BareNIOFetch {
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            switch unwrapInboundIn(data) {
-            case .head:
-                descriptor = open(".floor-" + name + ".part", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-            case .body(let buffer):
-                total += buffer.withUnsafeReadableBytes { write(descriptor, $0.baseAddress, $0.count) }
-            case .end:
-                close(descriptor)
-                rename(".floor-" + name + ".part", name)
-                sendNext(context: context)
+            do {
+                switch unwrapInboundIn(data) {
+                case .head:
+                    file = try FloorPartFile(name: name)
+                case .body(let buffer):
+                    guard let file else { throw CocoaError(.fileWriteUnknown) }
+                    total += try file.append(buffer)
+                case .end:
+                    guard let file else { throw CocoaError(.fileWriteUnknown) }
+                    self.file = nil
+                    try file.finish()
+                    sendNext(context: context)
+                }
+            } catch {
+                errorCaught(context: context, error: error)
             }
         }
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            file?.abandon()
+            file = nil
             done.fail(error)
             context.close(promise: nil)
         }

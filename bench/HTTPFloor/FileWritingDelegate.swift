@@ -4,10 +4,6 @@ import NIOCore
 import NIOConcurrencyHelpers
 import NIOHTTP1
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// `--delegate`: the body written to its file from the event loop, as it arrives, through
 /// AsyncHTTPClient's delegate API (no `async` body sequence, no task hop per buffer): a part
 /// file created exclusively, written, closed and renamed into place. The floor under a
@@ -15,34 +11,30 @@ import Glibc
 final class FileWritingDelegate: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = Int
     private let name: String
-    private var descriptor: Int32 = -1
+    private var file: FloorPartFile?
     private var count = 0
 
     init(name: String) { self.name = name }
 
-    private var partName: String { ".floor-" + name + ".part" }
-
     func didReceiveHead(task: HTTPClient.Task<Int>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        descriptor = open(partName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return task.eventLoop.makeFailedFuture(CocoaError(.fileWriteUnknown)) }
-        return task.eventLoop.makeSucceededVoidFuture()
+        task.eventLoop.makeCompletedFuture { file = try FloorPartFile(name: name) }
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Int>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let written = buffer.withUnsafeReadableBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard written == buffer.readableBytes else { return task.eventLoop.makeFailedFuture(CocoaError(.fileWriteUnknown)) }
-        count += written
-        return task.eventLoop.makeSucceededVoidFuture()
+        task.eventLoop.makeCompletedFuture {
+            guard let file else { throw CocoaError(.fileWriteUnknown) }
+            count += try file.append(buffer)
+        }
     }
 
     func didFinishRequest(task: HTTPClient.Task<Int>) throws -> Int {
-        close(descriptor)
-        guard rename(partName, name) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        guard let file else { throw CocoaError(.fileWriteUnknown) }
+        try file.finish()
         return count
     }
 
     func didReceiveError(task: HTTPClient.Task<Int>, _ error: any Error) {
-        if descriptor >= 0 { close(descriptor) }
+        file?.abandon()
     }
 }
 
@@ -51,13 +43,13 @@ final class FileWritingDelegate: HTTPClientResponseDelegate, @unchecked Sendable
 /// per-file work off Swift's cooperative pool entirely.
 enum ChainedFetch {
     static func run(_ urls: [String], concurrency: Int, client: HTTPClient) async throws -> Int {
+        // Built before the first is sent, so that sending one cannot fail outside the count below.
+        let requests = try urls.map { try HTTPClient.Request(url: $0) }
         let state = NIOLockedValueBox((next: concurrency, left: urls.count, total: 0, failure: (any Error)?.none))
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int, any Error>) in
             @Sendable func start(_ index: Int) {
-                let name = String(urls[index].split(separator: "/").last ?? "file")
-                let request: HTTPClient.Request
-                do { request = try HTTPClient.Request(url: urls[index]) } catch { return continuation.resume(throwing: error) }
-                client.execute(request: request, delegate: FileWritingDelegate(name: name)).futureResult.whenComplete { result in
+                let delegate = FileWritingDelegate(name: FloorPartFile.name(of: urls[index]))
+                client.execute(request: requests[index], delegate: delegate).futureResult.whenComplete { result in
                     let (next, finished) = state.withLockedValue { state -> (Int?, Result<Int, any Error>?) in
                         switch result {
                         case .success(let count): state.total += count
@@ -78,17 +70,5 @@ enum ChainedFetch {
             }
             for index in 0..<min(concurrency, urls.count) { start(index) }
         }
-    }
-}
-
-/// `--write-posix`: a body read through the `async` API, written as the delegate writes it.
-enum PosixFile {
-    static func write(_ body: ByteBuffer, as name: String) throws {
-        let part = ".floor-" + name + ".part"
-        let descriptor = open(part, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw CocoaError(.fileWriteUnknown) }
-        let written = body.withUnsafeReadableBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        close(descriptor)
-        guard written == body.readableBytes, rename(part, name) == 0 else { throw CocoaError(.fileWriteUnknown) }
     }
 }

@@ -52,9 +52,9 @@ struct HTTPFloor {
                     var total = 0
                     var index = worker
                     while index < urls.count, delegate {
-                        let name = String(urls[index].split(separator: "/").last ?? "file")
                         let request = try HTTPClient.Request(url: urls[index])
-                        total += try await client.execute(request: request, delegate: FileWritingDelegate(name: name)).futureResult.get()
+                        let delegate = FileWritingDelegate(name: FloorPartFile.name(of: urls[index]))
+                        total += try await client.execute(request: request, delegate: delegate).futureResult.get()
                         index += concurrency
                     }
                     while index < urls.count {
@@ -62,11 +62,17 @@ struct HTTPFloor {
                         var body = try await response.body.collect(upTo: 1 << 24)
                         total += body.readableBytes
                         if posix {
-                            // As the delegate writes: a part file created exclusively, written, renamed.
-                            let name = String(urls[index].split(separator: "/").last ?? "file")
-                            try PosixFile.write(body, as: name)
+                            // As the delegate writes, once the body is all there.
+                            let file = try FloorPartFile(name: FloorPartFile.name(of: urls[index]))
+                            do {
+                                _ = try file.append(body)
+                                try file.finish()
+                            } catch {
+                                file.abandon()
+                                throw error
+                            }
                         } else if write {
-                            let name = String(urls[index].split(separator: "/").last ?? "file")
+                            let name = FloorPartFile.name(of: urls[index])
                             let data = Data(body.readBytes(length: body.readableBytes) ?? [])
                             guard FileManager.default.createFile(atPath: name, contents: data) else { throw CocoaError(.fileWriteUnknown) }
                         }
