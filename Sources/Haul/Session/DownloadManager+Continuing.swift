@@ -77,8 +77,9 @@ extension DownloadManager {
         }
         forgetSpent(replaced)
         move(adopted, toGroup: name)
-        // Their rows go in the new downloads' transaction.
-        try await persistNew(fresh, replacing: replaced)
+        // Their rows go in the new downloads' transaction, and so does the marking of the
+        // completed ones found in use again.
+        try await persistNew(fresh, replacing: replaced, markingInUse: inUseToMark(among: adopted))
         for id in adopted { continueAdopted(id) }
         if groups[name]?.unfinished == 0 {
             hub.emit(.groupCompleted(summary(of: name)))
@@ -172,6 +173,28 @@ extension DownloadManager {
         if !state.isTerminal { try await controlThroughFleet(.cancel, id) }
         forget(id)
         try await store.delete([id])
+    }
+
+    /// Of the downloads a batch took in, the completed ones that have counted as added for
+    /// half the age rule (`Retention.maxAge`) or longer, with the date they count as added from
+    /// now on; nil when there are none or no age rule.
+    ///
+    /// Why: a file a request made again finds in place is in use. Counted from when its
+    /// download was first made, the age rule forgot it however often it was asked for, and the
+    /// next request after that fetched it again and placed it beside the old one (the
+    /// `rename` policy). `haul get`'s own look-up marks the files it finds
+    /// (`EarlierRunStore`); this is the same for the ones it leaves to the manager (playlists,
+    /// Metalink) and for an app's own rule. Marked at most once per half of the rule: a batch
+    /// asked for every day writes nothing on the other days.
+    private func inUseToMark(among adopted: [DownloadID]) -> (ids: [DownloadID], at: Date)? {
+        guard let maxAge = configuration.retention.maxAge, !adopted.isEmpty else { return nil }
+        let now = Date()
+        let cutoff = now.addingTimeInterval(-maxAge.inSeconds / 2)
+        let due = adopted.filter {
+            guard let record = records[$0] else { return false }
+            return record.machine.publicState == .completed && record.createdAt < cutoff
+        }
+        return due.isEmpty ? nil : (due, now)
     }
 
     /// Whether a record can stand for a new request equal to its own.

@@ -31,15 +31,25 @@ extension DownloadManager {
     /// `replacing`: earlier downloads these replace, deleted in the same transaction (a re-run
     /// of 5,000 files whose files were deleted wrote its deletions and its new rows apart,
     /// each index page they share twice, before the first transfer could start).
-    func persistNew(_ ids: [DownloadID], queueIndex: Int? = nil, replacing: [DownloadID] = []) async throws(HaulError) {
+    ///
+    /// `markingInUse`: completed downloads taken in again for requests made again, which count
+    /// as added at the given date from now on (`inUseToMark(among:)`), marked so in the same
+    /// transaction.
+    func persistNew(
+        _ ids: [DownloadID], queueIndex: Int? = nil, replacing: [DownloadID] = [], markingInUse inUse: (ids: [DownloadID], at: Date)? = nil
+    ) async throws(HaulError) {
         var rows = ids.compactMap { records[$0].map(storedDownload) }
         do {
             let started = ContinuousClock.now
             defer { metrics.storeWrote(.new, since: started) }
-            if replacing.isEmpty {
+            if replacing.isEmpty, inUse == nil {
                 try await store.save(rows)
             } else {
-                try await store.submit(rows.isEmpty ? .delete(replacing) : .all([.delete(replacing), .save(rows)]))
+                var writes: [StoreWrite] = []
+                if !replacing.isEmpty { writes.append(.delete(replacing)) }
+                if !rows.isEmpty { writes.append(.save(rows)) }
+                if let inUse { writes.append(.markInUse(inUse.ids, at: inUse.at)) }
+                try await store.submit(writes.count == 1 ? writes[0] : .all(writes))
             }
         } catch {
             // Not recorded, so not accepted: take them back out.
@@ -47,6 +57,7 @@ extension DownloadManager {
             throw error
         }
         rows = []
+        if let inUse { for id in inUse.ids { records[id]?.createdAt = inUse.at } }
         let announcesQueued = hub.wants(.queued)
         for id in ids {
             guard let record = records[id] else { continue }

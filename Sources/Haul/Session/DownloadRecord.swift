@@ -17,7 +17,9 @@ extension DownloadManager {
         var host: String
         /// Enqueue order in the store.
         let position: Int64
-        let createdAt: Date
+        /// When the download counts as added, for the age rule (`Retention.maxAge`): when it
+        /// was made, or when a request made again last found it in use (`StoreWrite.markInUse`).
+        var createdAt: Date
         /// Counted as finished by its group (completed, failed or canceled).
         var isFinished = false
         private var detailsBox: DetailsBox?

@@ -12,7 +12,9 @@ extension DownloadManager {
         /// `--max-download-result`.
         public var maxFinished: Int?
         /// Finished downloads added longer ago than this are deleted when the store is opened;
-        /// nil (the default) for no age limit.
+        /// nil (the default) for no age limit. A completed download that a request made again
+        /// takes in (its file still as placed) counts as added again then, once it has counted
+        /// for half of this, so that a file still asked for is not forgotten.
         public var maxAge: Duration?
         /// Whether `open` loads finished downloads of earlier processes into memory, so that
         /// `downloads()` lists them. With `false` they stay in the store only, where

@@ -108,4 +108,43 @@ struct InUseRetentionTests {
             #expect(server.requests(forKey: "earlier").count == 3)
         }
     }
+
+    /// The manager's own look-up does the same for the requests `haul get` leaves to it
+    /// (playlists, Metalink) and for an app with an age rule: a completed download taken in
+    /// again 20 days after it was made counts as added from then, so that 20 days later again
+    /// the manager's opening does not forget it and a third request finds it, with or without
+    /// finished downloads kept in memory; taken in again the same day, nothing is written.
+    @Test(arguments: [false, true]) func aRequestMadeAgainMarksItsDownloadInUse(_ loadsEarlierFinished: Bool) async throws {
+        try await withTestServer { server in
+            let temporary = try TemporaryDirectory()
+            defer { temporary.remove() }
+            let dir = try temporary.subdirectory("dir")
+            let state = try temporary.subdirectory("state")
+            let ids = try await finishThree(server, in: dir, location: .directory(state))
+            let batch = IntactEarlierDownloadsTests().requests(server, 3, in: dir)
+            var configuration = Support.fastConfiguration(maxConcurrent: 1)
+            configuration.retention = DownloadManager.Retention(
+                maxFinished: nil, maxAge: .seconds(30 * Self.day), loadsEarlierFinished: loadsEarlierFinished)
+            func addAgain() async throws -> [DownloadID] {
+                let manager = try await DownloadManager.open(store: .directory(state), configuration: configuration)
+                let found = try await manager.addContinuing(batch, toGroup: "again")
+                for id in found { #expect(try await manager.finished(id).state == .completed) }
+                await manager.shutdown()
+                return found
+            }
+
+            try await age(state, by: 20)
+            #expect(try await addAgain() == ids)
+            let marked = try await addedDates(state)
+            let now = Date().timeIntervalSinceReferenceDate
+            #expect(marked.count == 3 && marked.values.allSatisfy { abs($0 - now) < 60 }, "\(marked)")
+
+            try await age(state, by: 20)
+            #expect(try await addAgain() == ids, "forgotten 40 days after they were made, 20 after they were asked for")
+            let again = try await addedDates(state)
+            #expect(try await addAgain() == ids)
+            #expect(try await addedDates(state) == again, "a download marked in use today was marked again")
+            #expect(server.requests(forKey: "earlier").count == 3)
+        }
+    }
 }
