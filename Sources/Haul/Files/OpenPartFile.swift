@@ -25,12 +25,16 @@ final class OpenPartFile: Sendable {
     let directory: Int32
     /// The file's device and inode, as opened.
     let identity: SystemCalls.FileIdentity
+    /// The directory's path when it was found without links and is held for other part files
+    /// in it (`LinkFreeDirectories.hold`): released just before the directory is closed.
+    private let linkFreePath: String?
     private let uses = NIOLockedValueBox(Uses())
 
-    init(descriptor: Int32, directory: Int32, identity: SystemCalls.FileIdentity) {
+    init(descriptor: Int32, directory: Int32, identity: SystemCalls.FileIdentity, linkFreePath: String? = nil) {
         self.descriptor = descriptor
         self.directory = directory
         self.identity = identity
+        self.linkFreePath = linkFreePath
     }
 
     deinit {
@@ -87,6 +91,8 @@ final class OpenPartFile: Sendable {
 
     private func closeDescriptors() {
         SystemCalls.close(descriptor)
+        // Released while the directory is still open: its identity cannot be another's yet.
+        if let linkFreePath { LinkFreeDirectories.shared.release(linkFreePath) }
         SystemCalls.close(directory)
     }
 }

@@ -50,11 +50,9 @@ extension PartFile {
         let name = verified ? verifiedName : self.name
         let creating = creating && !verified
         var createFirst = creating && expectingNew
-        let directory = try followsDirectoryLinks
-            ? SystemCalls.openDirectory(directoryPath) : SystemCalls.openDirectoryWithoutLinks(directoryPath)
+        let (directory, directoryStatus) = try openDirectory()
         var opened: OpenPartFile?
         defer { if opened == nil { SystemCalls.close(directory) } }
-        let directoryStatus = try SystemCalls.status(directory, path: directoryPath)
         if let known = directoryIdentity, known != directoryStatus.identity {
             throw HaulError(
                 .directoryNotFound,
@@ -116,7 +114,10 @@ extension PartFile {
                 SystemCalls.close(descriptor)
                 continue
             }
-            opened = OpenPartFile(descriptor: descriptor, directory: directory, identity: status.identity)
+            // A directory found without links is held for the next part file in it (`LinkFreeDirectories`).
+            let holdsLinkFree = !followsDirectoryLinks && LinkFreeDirectories.shared.hold(directoryPath, identity: directoryStatus.identity)
+            opened = OpenPartFile(
+                descriptor: descriptor, directory: directory, identity: status.identity, linkFreePath: holdsLinkFree ? directoryPath : nil)
             handle = opened
             directoryIdentity = directoryStatus.identity
             // Made here and still empty (nobody else writes a file this process holds locked).
@@ -147,14 +148,24 @@ extension PartFile {
     /// The part file as it is on disk when it is this user's own regular file; nil otherwise.
     /// Nothing is created, opened for writing or followed.
     func existing() -> SystemCalls.EntryStatus? {
-        guard let directory = try? (followsDirectoryLinks
-            ? SystemCalls.openDirectory(directoryPath) : SystemCalls.openDirectoryWithoutLinks(directoryPath))
-        else { return nil }
+        guard let directory = try? openDirectory().descriptor else { return nil }
         defer { SystemCalls.close(directory) }
         guard let status = SystemCalls.status(in: directory, name), status.kind == .regular, status.links == 1,
               status.ownerID == SystemCalls.effectiveUserID
         else { return nil }
         return status
+    }
+
+    /// The download directory, opened as `followsDirectoryLinks` says, with its status.
+    private func openDirectory() throws(HaulError) -> (descriptor: Int32, status: SystemCalls.EntryStatus) {
+        guard followsDirectoryLinks else { return try LinkFreeDirectories.shared.open(directoryPath) }
+        let directory = try SystemCalls.openDirectory(directoryPath)
+        do {
+            return (directory, try SystemCalls.status(directory, path: directoryPath))
+        } catch {
+            SystemCalls.close(directory)
+            throw error
+        }
     }
 
     /// Size on disk now, or nil when there is no usable part file.
