@@ -148,7 +148,9 @@ extension PartFile {
     /// The part file as it is on disk when it is this user's own regular file; nil otherwise.
     /// Nothing is created, opened for writing or followed.
     func existing() -> SystemCalls.EntryStatus? {
-        guard let directory = try? openDirectory().descriptor else { return nil }
+        guard let directory = try? (followsDirectoryLinks
+            ? SystemCalls.openDirectory(directoryPath) : LinkFreeDirectories.shared.open(directoryPath).descriptor)
+        else { return nil }
         defer { SystemCalls.close(directory) }
         guard let status = SystemCalls.status(in: directory, name), status.kind == .regular, status.links == 1,
               status.ownerID == SystemCalls.effectiveUserID
