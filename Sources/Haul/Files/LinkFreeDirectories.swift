@@ -43,13 +43,7 @@ final class LinkFreeDirectories: Sendable {
             }
             SystemCalls.close(fd)
         }
-        let fd = try SystemCalls.openDirectoryWithoutLinks(path)
-        do {
-            return (fd, try SystemCalls.status(fd, path: path))
-        } catch {
-            SystemCalls.close(fd)
-            throw error
-        }
+        return try SystemCalls.withStatus(try SystemCalls.openDirectoryWithoutLinks(path), path: path)
     }
 
     /// A part file holds the directory at `path`, opened by `open`, from now until `release`.

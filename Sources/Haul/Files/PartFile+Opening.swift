@@ -161,13 +161,7 @@ extension PartFile {
     /// The download directory, opened as `followsDirectoryLinks` says, with its status.
     private func openDirectory() throws(HaulError) -> (descriptor: Int32, status: SystemCalls.EntryStatus) {
         guard followsDirectoryLinks else { return try LinkFreeDirectories.shared.open(directoryPath) }
-        let directory = try SystemCalls.openDirectory(directoryPath)
-        do {
-            return (directory, try SystemCalls.status(directory, path: directoryPath))
-        } catch {
-            SystemCalls.close(directory)
-            throw error
-        }
+        return try SystemCalls.withStatus(try SystemCalls.openDirectory(directoryPath), path: directoryPath)
     }
 
     /// Size on disk now, or nil when there is no usable part file.

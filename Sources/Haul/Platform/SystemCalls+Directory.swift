@@ -53,6 +53,17 @@ extension SystemCalls {
         return fd
     }
 
+    /// A directory just opened (by `openDirectory` or `openDirectoryWithoutLinks`) with its
+    /// status; closed when the status cannot be read.
+    static func withStatus(_ directory: Int32, path: String) throws(HaulError) -> (descriptor: Int32, status: EntryStatus) {
+        do {
+            return (directory, try status(directory, path: path))
+        } catch {
+            close(directory)
+            throw error
+        }
+    }
+
     /// Opens an absolute directory path one component at a time from `/`, following no
     /// symbolic link anywhere in it: for a directory that was resolved when its download was
     /// added, a link put in place of any part of it since fails here instead of leading the
