@@ -39,6 +39,10 @@ extension DownloadManager {
         _ ids: [DownloadID], queueIndex: Int? = nil, replacing: [DownloadID] = [], markingInUse inUse: (ids: [DownloadID], at: Date)? = nil
     ) async throws(HaulError) {
         var rows = ids.compactMap { records[$0].map(storedDownload) }
+        // Dated before the write, so that a row of theirs written meanwhile (a flush runs while
+        // this waits) carries the new date too; dated back should the write fail.
+        let earlierDates = inUse.map { inUse in inUse.ids.map { records[$0]?.createdAt } } ?? []
+        if let inUse { for id in inUse.ids { records[id]?.createdAt = inUse.at } }
         do {
             let started = ContinuousClock.now
             defer { metrics.storeWrote(.new, since: started) }
@@ -54,10 +58,12 @@ extension DownloadManager {
         } catch {
             // Not recorded, so not accepted: take them back out.
             for id in ids { forget(id) }
+            if let inUse {
+                for (id, date) in zip(inUse.ids, earlierDates) { if let date { records[id]?.createdAt = date } }
+            }
             throw error
         }
         rows = []
-        if let inUse { for id in inUse.ids { records[id]?.createdAt = inUse.at } }
         let announcesQueued = hub.wants(.queued)
         for id in ids {
             guard let record = records[id] else { continue }
