@@ -120,15 +120,55 @@ struct JSONValueParserTests {
         ended.failed = [DownloadID(rawValue: 7)]
         ended.canceled = []
         var events = [started, completed, failed, StoredEvent(kind: .paused, download: DownloadID(rawValue: 2)), ended]
-        // Stored as the store writes them (sequence 0 in the text), given their sequence after.
+        // Stored as the store writes them (sequence 0 in the text), given their sequence after;
+        // and as `JSONEncoder` writes them (the store's fallback), in another order of keys.
         let texts = try events.enumerated().map { offset, event in
+            StoredEventText(sequence: Int64(40 + offset), payload: try #require(event.jsonText))
+        }
+        let encoderTexts = try events.enumerated().map { offset, event in
             StoredEventText(sequence: Int64(40 + offset), payload: String(decoding: try JSONEncoder().encode(event), as: UTF8.self))
         }
         for offset in events.indices { events[offset].sequence = Int64(40 + offset) }
         let progress = [RemoteProgress(id: DownloadID(rawValue: 3), progress: TransferProgress(completedBytes: 10, expectedBytes: nil, bytesPerSecond: 1.5))]
+        let expected = try HaulSessionMethods.json(RemoteEventBatch(events: events, progress: progress))
+        // The stored texts go into the answer as they are, each with its sequence set: the
+        // same bytes as the answer written from values.
         let built = try HaulSessionMethods.eventBatch(texts, progress: progress)
-        #expect(built == (try HaulSessionMethods.json(RemoteEventBatch(events: events, progress: progress))))
+        #expect(texts.allSatisfy { $0.answerText != nil })
+        #expect(JSONValueWriter.write(built) == JSONValueWriter.write(expected))
+        let fromEncoder = try #require(JSONValueWriter.write(try HaulSessionMethods.eventBatch(encoderTexts, progress: progress)))
+        #expect(Self.parsed(fromEncoder) == expected)
         #expect(try texts.decoded() == events)
+        #expect(try encoderTexts.decoded() == events)
+    }
+
+    @Test("Only a stored event's own \"sequence\":0 is set; a text of another shape is parsed and written again")
+    func storedTextsOfOtherShapes() throws {
+        var failed = StoredEvent(kind: .failed, download: DownloadID(rawValue: 7), group: "g")
+        failed.errorCode = "httpStatus"
+        failed.errorMessage = #"the server said {"sequence":0} and "sequence":0"#
+        let stored = String(decoding: try JSONEncoder().encode(failed), as: UTF8.self)
+        var numbered = failed
+        numbered.sequence = 12
+        let texts = [
+            StoredEventText(sequence: 12, payload: stored),
+            // No sequence member, another value in it, a nested one only, not an object, two objects.
+            StoredEventText(sequence: 13, payload: #"{"kind":"paused","download":"0000000000000002"}"#),
+            StoredEventText(sequence: 14, payload: #"{"kind":"paused","sequence":5}"#),
+            StoredEventText(sequence: 15, payload: #"{"a":{"sequence":0},"kind":"paused"}"#),
+            StoredEventText(sequence: 16, payload: #"{"a":1}{"sequence":0}"#),
+        ]
+        #expect(texts.map { $0.answerText != nil } == [true, false, false, false, false])
+        let written = try #require(texts[0].answerText)
+        #expect(Self.parsed(written) == (try HaulSessionMethods.json(numbered)))
+
+        let built = try HaulSessionMethods.eventBatch(Array(texts[0..<4]), progress: [])
+        let bytes = try #require(JSONValueWriter.write(built))
+        let answer = try #require(Self.parsed(bytes))
+        let sequences = answer["events"]?.arrayValue?.map { $0["sequence"] }
+        #expect(sequences == [.integer(12), .integer(13), .integer(14), .integer(15)])
+        #expect(answer["events"]?.arrayValue?[3]["a"] == ["sequence": 0])
+        #expect(throws: JSONRPCError.self) { try HaulSessionMethods.eventBatch([texts[4]], progress: []) }
     }
 
     static func randomValue(depth: Int, _ random: inout SeededGenerator) -> JSONValue {

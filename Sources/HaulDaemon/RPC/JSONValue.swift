@@ -11,6 +11,9 @@ package enum JSONValue: Sendable, Hashable {
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
+    /// JSON text written already, put into an answer as it is: the outbox's stored events
+    /// (`StoredEventText.answerText`). Only answers hold it; parsing never makes one.
+    case written([UInt8])
 
     package var stringValue: String? {
         if case .string(let value) = self { return value }
@@ -46,6 +49,7 @@ package enum JSONValue: Sendable, Hashable {
         case .string: return "a string"
         case .array: return "an array"
         case .object: return "an object"
+        case .written: return "JSON text"
         }
     }
 }
@@ -95,6 +99,7 @@ extension JSONValue: Codable {
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
+        case .written(let text): try container.encode(try text.withUnsafeBytes { try JSONValueParser.parse($0) })
         }
     }
 }

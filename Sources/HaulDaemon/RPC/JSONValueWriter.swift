@@ -53,6 +53,8 @@ enum JSONValueWriter {
                 guard append(member.value, to: &output) else { return false }
             }
             output.append(UInt8(ascii: "}"))
+        case .written(let text):
+            output.append(contentsOf: text)
         }
         return true
     }

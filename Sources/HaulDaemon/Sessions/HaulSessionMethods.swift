@@ -150,11 +150,16 @@ struct HaulSessionMethods: Sendable {
 
     /// The answer to `haul.events`, `RemoteEventBatch`'s JSON form, built from the events'
     /// JSON as the store keeps it: each is `StoredEvent`'s own encoding, so only its sequence
-    /// is set, and no event is decoded and encoded again.
+    /// is set (in the text itself, `StoredEventText.answerText`), and no event is decoded and
+    /// encoded again.
     static func eventBatch(_ events: [StoredEventText], progress: [RemoteProgress]) throws(JSONRPCError) -> JSONValue {
         var values: [JSONValue] = []
         values.reserveCapacity(events.count)
         for event in events {
+            if let text = event.answerText {
+                values.append(.written(text))
+                continue
+            }
             guard case .object(var members)? = try? JSONValueParser.parse(event.payload) else {
                 throw .failed("event \(event.sequence) kept in the download store is not a JSON object")
             }
