@@ -24,28 +24,18 @@ enum JSONNesting {
 
     static func scan(_ limit: Int, _ bytes: some Sequence<UInt8>) -> Shape {
         var depth = 0
-        var inString = false
-        var escaped = false
+        var strings = JSONStringState()
         var isArray: Bool?
         var commas = 0
         var isEmpty = true
         for byte in bytes {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
+            if strings.consumesInString(byte) { continue }
             let before = depth
             switch byte {
             case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
                 continue
             case UInt8(ascii: "\""):
-                inString = true
+                strings.enterString()
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 if isArray == nil { isArray = byte == UInt8(ascii: "[") }
                 depth += 1

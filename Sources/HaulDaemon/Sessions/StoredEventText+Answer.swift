@@ -32,20 +32,12 @@ extension StoredEventText {
     private static func offsetOfStoredSequence(in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         guard bytes.first == UInt8(ascii: "{"), bytes.last == UInt8(ascii: "}") else { return nil }
         var depth = 0
-        var inString = false
-        var escaped = false
+        var strings = JSONStringState()
         var zero: Int?
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
+            if strings.consumesInString(byte) {
                 index += 1
                 continue
             }
@@ -59,7 +51,7 @@ extension StoredEventText {
                     index = after
                     continue
                 }
-                inString = true
+                strings.enterString()
             case UInt8(ascii: "{"), UInt8(ascii: "["):
                 depth += 1
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
@@ -71,7 +63,7 @@ extension StoredEventText {
             }
             index += 1
         }
-        guard depth == 0, !inString else { return nil }
+        guard depth == 0, !strings.isInString else { return nil }
         return zero
     }
 
