@@ -25,3 +25,38 @@ extension RPCParameters {
         }
     }
 }
+
+extension RPCParameters {
+    /// Parameter `index`, an array of `T` (`haul.addGroup`'s requests), decoded as `decoded`
+    /// does, with a long array decoded in slices at once, one task per core.
+    ///
+    /// Why: a batch's requests are decoded before any of them can start, while the other
+    /// cores wait; 5,000 requests took about 40 ms on one core (each a URL parsed and checked).
+    /// When a slice is refused, the whole array is decoded again in one piece, so that the
+    /// message names the element as `decoded`'s does (`requests[3].url is required…`).
+    func decodedArray<T: Decodable & Sendable>(
+        _ index: Int, _ name: String, of type: T.Type = T.self
+    ) async throws(JSONRPCError) -> [T] {
+        guard let value = self[index] else { throw .invalidParams("parameter \(index) (\(name)) is required but missing") }
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        guard cores > 1, case .array(let elements) = value, elements.count >= 2 * Self.shortestSlice else {
+            return try Self.decode(value, index, name)
+        }
+        let sliceLength = max(Self.shortestSlice, (elements.count + cores - 1) / cores)
+        let starts = Array(stride(from: 0, to: elements.count, by: sliceLength))
+        let slices = await withTaskGroup(of: (Int, [T]?).self) { group in
+            for (position, start) in starts.enumerated() {
+                let slice = JSONValue.array(Array(elements[start..<min(start + sliceLength, elements.count)]))
+                group.addTask { (position, try? JSONDecoder().decode([T].self, from: JSONRPCEncoding.encode(slice))) }
+            }
+            var slices = [[T]?](repeating: nil, count: starts.count)
+            for await (position, decoded) in group { slices[position] = decoded }
+            return slices
+        }
+        guard slices.allSatisfy({ $0 != nil }) else { return try Self.decode(value, index, name) }
+        return slices.flatMap { $0 ?? [] }
+    }
+
+    /// Below twice this, an array is decoded in one piece: a task costs more than it saves.
+    private static let shortestSlice = 256
+}
