@@ -4,7 +4,7 @@ extension StoredEvent {
     /// The event as the outbox keeps it: the members and values of its `Codable` form,
     /// written by hand into one string. Every transfer appends two events (started, completed)
     /// to a daemon's outbox on the store's writer: `JSONEncoder` per event was a twentieth of
-    /// the daemon's CPU in a batch of small files, and a string per member still 1.7% of it.
+    /// the daemon's CPU in a batch of small files, and a string per member still 1.6% of it.
     /// Nil for a file URL relative to a base (encoded with `JSONEncoder` then), which no event
     /// of Haul's has. `JSONTextTests` compares it with `JSONEncoder`'s, byte for byte.
     var jsonText: String? {
