@@ -37,10 +37,9 @@ extension RPCParameters {
     func decodedArray<T: Decodable & Sendable>(
         _ index: Int, _ name: String, of type: T.Type = T.self
     ) async throws(JSONRPCError) -> [T] {
-        guard let value = self[index] else { throw .invalidParams("parameter \(index) (\(name)) is required but missing") }
         let cores = ProcessInfo.processInfo.activeProcessorCount
-        guard cores > 1, case .array(let elements) = value, elements.count >= 2 * Self.shortestSlice else {
-            return try Self.decode(value, index, name)
+        guard cores > 1, case .array(let elements)? = self[index], elements.count >= 2 * Self.shortestSlice else {
+            return try decoded(index, name)
         }
         let sliceLength = max(Self.shortestSlice, (elements.count + cores - 1) / cores)
         let starts = Array(stride(from: 0, to: elements.count, by: sliceLength))
@@ -53,7 +52,7 @@ extension RPCParameters {
             for await (position, decoded) in group { slices[position] = decoded }
             return slices
         }
-        guard slices.allSatisfy({ $0 != nil }) else { return try Self.decode(value, index, name) }
+        guard slices.allSatisfy({ $0 != nil }) else { return try decoded(index, name) }
         return slices.flatMap { $0 ?? [] }
     }
 
