@@ -76,7 +76,7 @@ struct HaulSessionMethods: Sendable {
             return try Self.json(try await manager.enqueue(confined[0]))
         case "haul.addGroup":
             let group = try p.string(1, "group")
-            let requests = try await p.decodedArray(2, "requests", of: DownloadRequest.self)
+            let requests = try await p.decodedArray(2, "requests", of: DownloadRequest.self, plain: DownloadRequest.plain)
             guard requests.count <= Self.maxBatch else {
                 throw JSONRPCError.invalidParams("at most \(Self.maxBatch) requests in one call, got \(requests.count)")
             }
