@@ -78,6 +78,20 @@ timed_bench_setup() {
     runs=${RUNS:-3}
 }
 
+# small_corpus DIR → DIR holds f0000.bin … f4999.bin, 16 KiB of random bytes each (job (b)'s
+# corpus), made unless all 5,000 are there already.
+small_corpus() {
+    local dir=$1
+    mkdir -p "$dir"
+    [ "$(find "$dir" -maxdepth 1 -name 'f*.bin' | wc -l)" = 5000 ] && return
+    python3 - "$dir" <<'PY'
+import os, sys
+for i in range(5000):
+    with open(os.path.join(sys.argv[1], f"f{i:04d}.bin"), "wb") as f:
+        f.write(os.urandom(16 * 1024))
+PY
+}
+
 # Builds haul in release mode and sets $haul to it.
 build_haul() {
     export PATH="/opt/swift/usr/bin:$PATH"

@@ -28,12 +28,7 @@ build_haul
 mkdir -p "$work/corpus/small" "$work/corpus/throttled"
 if [ ! -f "$work/corpus/big.bin" ]; then
     echo "making the corpus…" >&2
-    python3 - "$work/corpus/small" <<'PY'
-import os, sys
-for i in range(5000):
-    with open(os.path.join(sys.argv[1], f"f{i:04d}.bin"), "wb") as f:
-        f.write(os.urandom(16 * 1024))
-PY
+    small_corpus "$work/corpus/small"
     head -c $((1 << 30)) /dev/urandom > "$work/corpus/big.bin"
     head -c $((256 << 20)) /dev/urandom > "$work/corpus/throttled/mid.bin"
 fi

@@ -13,15 +13,7 @@ ensure_peers
 command -v perf >/dev/null || apt-get install -y -qq linux-perf >/dev/null
 build_haul
 work=${1:-/tmp/haul-profile}
-mkdir -p "$work/corpus/small"
-if [ "$(find "$work/corpus/small" -name 'f*.bin' | wc -l)" != 5000 ]; then
-    python3 - "$work/corpus/small" <<'PY'
-import os, sys
-for i in range(5000):
-    with open(os.path.join(sys.argv[1], f"f{i:04d}.bin"), "wb") as f:
-        f.write(os.urandom(16 * 1024))
-PY
-fi
+small_corpus "$work/corpus/small"
 port=$(free_port)
 nginx_start "$work/corpus" "$port"
 out=$(mktemp -d /dev/shm/haul-profile.XXXXXX)
