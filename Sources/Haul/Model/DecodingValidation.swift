@@ -57,18 +57,16 @@ private extension KeyedDecodingContainer where K == PropertyKey {
     /// An http or https URL with a host, as `add` requires of a request's URL.
     func httpURL(_ name: String) throws -> URL {
         let text = try value(name, as: String.self)
-        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
+        guard let url = DownloadRequest.decodedURL(text) else {
             throw refusal(name, "must be an http or https URL with a host, got '\(text)'")
         }
         return url
     }
 
-    /// A directory as a file URL (`file:///srv/data/`, what `encode(to:)` writes) or, as a
-    /// person writes it, an absolute path (`/srv/data`).
+    /// A directory as `DownloadRequest.decodedDirectory` reads it.
     func directory(_ name: String) throws -> URL {
         let text = try value(name, as: String.self)
-        if text.hasPrefix("/") { return URL(fileURLWithPath: text, isDirectory: true) }
-        guard let url = URL(string: text) else {
+        guard let url = DownloadRequest.decodedDirectory(text) else {
             throw refusal(name, "must be an absolute path or a file URL, got '\(text)'")
         }
         return url
@@ -121,6 +119,24 @@ extension HeaderField {
 extension DownloadRequest {
     /// The connections one download may be split over (`-s`, aria2's `split`).
     package static let splitRange = 1...1024
+
+    /// A request's URL as its JSON form gives it: an http or https URL with a host, as `add`
+    /// requires; nil for anything else. The one rule for every reader of that form (the
+    /// decoder, and the daemon's reading of a batch).
+    package static func decodedURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              url.host?.isEmpty == false
+        else { return nil }
+        return url
+    }
+
+    /// A request's directory as its JSON form gives it: a file URL (`file:///srv/data/`, what
+    /// `encode(to:)` writes) or, as a person writes it, an absolute path (`/srv/data`); nil
+    /// when it is neither.
+    package static func decodedDirectory(_ text: String) -> URL? {
+        if text.hasPrefix("/") { return URL(fileURLWithPath: text, isDirectory: true) }
+        return URL(string: text)
+    }
 
     /// Decodes a request: `url` and `directory` are required, every other key takes
     /// `init(url:directory:…)`'s default when absent or null. It checks what `add` checks

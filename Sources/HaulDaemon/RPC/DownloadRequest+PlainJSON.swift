@@ -12,8 +12,8 @@ extension DownloadRequest {
     /// `JSONDecoder`, and taken apart through `Codable`'s containers. Read here, a request
     /// costs about what parsing its URL costs.
     ///
-    /// What it reads, exactly as `init(from:)` does: `url` (an http or https URL with a host)
-    /// and `directory` (an absolute path or a URL), both required; `priority`,
+    /// What it reads, exactly as `init(from:)` does: `url` and `directory`, both required and
+    /// read by the same rules (`decodedURL`, `decodedDirectory`); `priority`,
     /// `conflictPolicy`, `metadata` (strings only), `split` (in `splitRange`) and
     /// `maxBytesPerSecond` (0 or more) when given; `headers`, `checksums` and `mirrors` when
     /// empty; `fileName` and `waitDeadline` only when absent or null (their checks are the
@@ -22,9 +22,8 @@ extension DownloadRequest {
     /// range is left to the decoder. `DownloadRequestPlainJSONTests` holds it to the decoder.
     static func plain(_ value: JSONValue) -> DownloadRequest? {
         guard case .object(let members) = value,
-              case .string(let urlText)? = members["url"], let url = URL(string: urlText),
-              let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host?.isEmpty == false,
-              case .string(let directoryText)? = members["directory"], let directory = plainDirectory(directoryText)
+              case .string(let urlText)? = members["url"], let url = decodedURL(urlText),
+              case .string(let directoryText)? = members["directory"], let directory = decodedDirectory(directoryText)
         else { return nil }
         var request = DownloadRequest(url: url, directory: directory)
         for (key, member) in members where member != .null {
@@ -61,11 +60,5 @@ extension DownloadRequest {
             }
         }
         return request
-    }
-
-    /// `init(from:)`'s reading of a directory: an absolute path, or else a URL.
-    private static func plainDirectory(_ text: String) -> URL? {
-        if text.hasPrefix("/") { return URL(fileURLWithPath: text, isDirectory: true) }
-        return URL(string: text)
     }
 }
