@@ -38,7 +38,7 @@ extension RPCParameters {
     /// message names the element as `decoded`'s does (`requests[3].url is required…`).
     func decodedArray<T: Decodable & Sendable>(
         _ index: Int, _ name: String, of type: T.Type = T.self,
-        plain: @escaping @Sendable (JSONValue) -> T? = { _ in nil }
+        plain: (@Sendable (JSONValue) -> T?)? = nil
     ) async throws(JSONRPCError) -> [T] {
         guard case .array(let elements)? = self[index] else { return try decoded(index, name) }
         let cores = ProcessInfo.processInfo.activeProcessorCount
@@ -62,8 +62,9 @@ extension RPCParameters {
     }
 
     /// Each element as `plain` reads it, or else as `JSONDecoder` decodes it; nil as soon as
-    /// one is refused.
-    private static func decodedElements<T: Decodable>(_ elements: ArraySlice<JSONValue>, plain: (JSONValue) -> T?) -> [T]? {
+    /// one is refused. Without `plain`, the elements are decoded in one call.
+    private static func decodedElements<T: Decodable>(_ elements: ArraySlice<JSONValue>, plain: ((JSONValue) -> T?)?) -> [T]? {
+        guard let plain else { return try? JSONDecoder().decode([T].self, from: JSONRPCEncoding.encode(.array(Array(elements)))) }
         var decoded: [T] = []
         decoded.reserveCapacity(elements.count)
         for element in elements {
