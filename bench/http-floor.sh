@@ -16,7 +16,7 @@ build_haul
 if [ -n "${FLOOR_BINARY:-}" ]; then
     floor=$FLOOR_BINARY
 else
-    (cd "$here/.." && swift build -c release --product haul-http-floor >/dev/null)
+    (cd "$here/.." && swift build "${release_build_flags[@]}" --product haul-http-floor >/dev/null)
     floor="$here/../.build/release/haul-http-floor"
 fi
 

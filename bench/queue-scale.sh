@@ -4,7 +4,8 @@
 # Usage: bench/queue-scale.sh [COUNT [BATCH]]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/common.sh"
 export PATH="/opt/swift/usr/bin:$PATH"
 cd "$here/.."
-swift build -c release --product haul-queue-scale >/dev/null
+swift build "${release_build_flags[@]}" --product haul-queue-scale >/dev/null
 .build/release/haul-queue-scale "${1:-100000}" ${2:+"$2"}
