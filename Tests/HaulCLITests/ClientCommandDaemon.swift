@@ -70,8 +70,8 @@ final class ClientCommandDaemon: Sendable {
     }
 
     /// `haul ARGUMENTS --socket SOCKET`, started: for the tests that signal it.
-    func start(_ arguments: [String]) throws -> HaulProcess {
-        try HaulProcess(arguments + ["--socket", socket], in: root)
+    func start(_ arguments: [String], inTerminal: Bool = false) throws -> HaulProcess {
+        try HaulProcess(arguments + ["--socket", socket], in: root, inTerminal: inTerminal)
     }
 
     /// `haul status GID --json`, decoded.

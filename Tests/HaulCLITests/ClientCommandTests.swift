@@ -173,7 +173,13 @@ import Glibc
         ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".part") }.sorted()
     }
 
-    /// On a terminal, watch draws bars and redraws them in place with cursor movements, prints a done line when the download finishes, and ends with --until-done.
+    /// On a terminal, watch draws bars and redraws them in place with cursor movements, and
+    /// prints a done line when the download finishes.
+    ///
+    /// The download is paused until watch has drawn its first view, so that it cannot finish
+    /// before watch starts however slowly the processes start on a loaded machine (a CI run
+    /// once saw only the final count). `--until-done` would end at that paused first view, so
+    /// watch runs until the done line and is then stopped with SIGTERM, which script(1) passes on.
     @Test(.enabled(if: HaulProcess.canRunInTerminal)) func watchRedrawsInPlaceOnATerminal() async throws {
         try await withTestServer { server in
             try await withClientDaemon { daemon in
@@ -181,12 +187,23 @@ import Glibc
                 let added = try await daemon.haul(["add", url])
                 let gid = try #require(added.stdoutLines.first)
                 try await daemon.waitForStatus(gid, "active") { $0.state == "active" }
-                let watched = try await daemon.haul(["watch", "--until-done", "--interval", "100"], inTerminal: true)
-                #expect(watched.status == 0, "stderr: \(watched.stderr)")
-                #expect(watched.stdout.contains("tty.bin "), "a bar line names the file")
+                let paused = try await daemon.haul(["pause", gid])
+                #expect(paused.status == 0, "stderr: \(paused.stderr)")
+                try await daemon.waitForStatus(gid, "paused") { $0.state == "paused" }
+                let watch = try daemon.start(["watch", "--interval", "100"], inTerminal: true)
+                let pausedView = await watch.stdout.firstLine { $0.contains("(paused) tty.bin ") }
+                #expect(pausedView != nil, "the first view shows the paused download")
+                let resumed = try await daemon.haul(["resume", gid])
+                #expect(resumed.status == 0, "stderr: \(resumed.stderr)")
+                let donePath = daemon.downloads.appendingPathComponent("tty.bin").path
+                let doneLine = await watch.stdout.firstLine { $0.contains("done \(donePath) (800000 bytes)") }
+                #expect(doneLine != nil, "a done line when the download finishes")
+                watch.send(SIGTERM)
+                let watched = await watch.result()
+                #expect(!watched.timedOut)
                 #expect(watched.stdout.contains("[#"), "a bar with progress")
                 #expect(watched.stdout.contains("\u{1B}[2A\r\u{1B}[J"), "the two-line block is redrawn in place")
-                #expect(watched.stdout.contains("done \(daemon.downloads.appendingPathComponent("tty.bin").path) (800000 bytes)"))
+                #expect(watched.stdoutLines.contains { $0.contains("tty.bin ") && !$0.contains("(paused)") }, "a bar line names the active file")
             }
         }
     }
