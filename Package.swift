@@ -160,7 +160,7 @@ let package = Package(
         .testTarget(
             name: "HaulTestServerTests",
             dependencies: [
-                "HaulTestServer",
+                "HaulTestServer", "HaulTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),

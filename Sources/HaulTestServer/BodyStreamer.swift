@@ -24,6 +24,10 @@ struct BodyPlan: Sendable {
     var stallBeforeClosing: Duration?
     /// Throttle to about this many bytes per second.
     var rate: Int?
+    /// After this many body bytes, wait until `isReleased` says so (`hold=`).
+    var holdAfter: Int?
+    /// Whether a held body may go on: the test released its key.
+    var isReleased: @Sendable () -> Bool = { true }
     /// Size of each write.
     var chunkSize: Int
 }
@@ -62,7 +66,7 @@ enum BodyStreamer {
         ResponseBody { writer in
             streaming(true)
             defer { streaming(false) }
-            try await self.write(plan, to: &writer, written: written)
+            try await self.write(plan, to: &writer, channel: channel, written: written)
             if plan.abortsConnection, let stall = plan.stallBeforeClosing {
                 // Silent, not closed: a client with a shorter read timeout gives up first.
                 try? await Task.sleep(for: stall)
@@ -76,14 +80,34 @@ enum BodyStreamer {
         }
     }
 
-    private static func write(_ plan: BodyPlan, to writer: inout any ResponseBodyWriter, written: @Sendable (Int) -> Void) async throws {
+    /// How long a held body waits at most for its release, so that a test that forgot to
+    /// release does not keep a connection forever.
+    static let holdLimit: Duration = .seconds(60)
+
+    /// Waits, with the connection open and silent, until the plan's key is released, the client
+    /// has gone (NIO sees the close while the connection reads), or `holdLimit` passed.
+    ///
+    /// Polls a flag because the release comes from a synchronous call in the test; 10 ms is
+    /// far below anything a test observes and costs nothing while no body is held.
+    private static func hold(_ plan: BodyPlan, channel: any Channel) async throws {
+        let deadline = ContinuousClock.now + self.holdLimit
+        while !plan.isReleased(), channel.isActive, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    private static func write(
+        _ plan: BodyPlan, to writer: inout any ResponseBodyWriter, channel: any Channel, written: @Sendable (Int) -> Void
+    ) async throws {
         var reader = BodyReader(plan.source)
         let allocator = ByteBufferAllocator()
         let clock = ContinuousClock()
         let start = clock.now
         var sent = 0
         while sent < plan.sendCount {
-            let count = min(plan.chunkSize, plan.sendCount - sent)
+            if sent == plan.holdAfter { try await self.hold(plan, channel: channel) }
+            var count = min(plan.chunkSize, plan.sendCount - sent)
+            if let holdAfter = plan.holdAfter, sent < holdAfter { count = min(count, holdAfter - sent) }
             var buffer = allocator.buffer(capacity: count)
             reader.read(into: &buffer, count: count)
             written(count)

@@ -111,7 +111,7 @@ struct FileEndpoint: Sendable {
         if options.drops(forOrdinal: admission.ordinal), let drop = options.drop {
             sendCount = min(sendCount, drop)
         }
-        let plan = BodyPlan(
+        var plan = BodyPlan(
             source: source,
             sendCount: sendCount,
             abortsConnection: sendCount < (declared ?? bodyLength),
@@ -120,6 +120,10 @@ struct FileEndpoint: Sendable {
             chunkSize: options.writeChunkSize
         )
         let state = self.state
+        if let hold = options.hold, !options.gzip, max(0, hold - bodyStart) < sendCount {
+            plan.holdAfter = max(0, hold - bodyStart)
+            plan.isReleased = { state.isReleased(key: key) }
+        }
         let body = BodyStreamer.body(
             for: plan, channel: channel, streaming: { state.streaming($0, key: key) },
             written: { count in state.addBytesSent(count, key: key) })

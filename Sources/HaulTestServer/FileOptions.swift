@@ -53,6 +53,13 @@ struct FileOptions: Sendable {
     /// S seconds (a server that stops sending). Bounded, because the server does not notice a
     /// client's close while it is not reading. Default off.
     var stall: Int?
+    /// `hold=N`: no byte at or past content offset N is sent until the test calls
+    /// `TestServer.release(key:)`: a body stops at N (a range that starts past N, before its
+    /// first byte) with its connection open, until the release, the client hanging up or a
+    /// minute passing. Gzip bodies are not held. It lets a test act on a download that is
+    /// known to be under way and unfinished, however slowly the machine runs, where a throttle
+    /// only makes that likely. Default off.
+    var hold: Int?
     /// `rate=N`: throttle the body to about N bytes per second. Default off.
     var rate: Int?
     /// `rateStart=N`: apply `rate=` only to responses whose body starts at content offset N (a
@@ -114,6 +121,7 @@ struct FileOptions: Sendable {
         self.maxRange = try Self.integer("maxRange", query, minimum: 1)
         self.stall = try Self.integer("stall", query, minimum: 1)
         self.rate = try Self.integer("rate", query, minimum: 1)
+        self.hold = try Self.integer("hold", query, minimum: 1)
         self.rateStart = try Self.integer("rateStart", query, minimum: 0)
         self.lengthDelta = try Self.integer("lengthDelta", query, minimum: Int.min) ?? 0
         self.chunked = try Self.flag("chunked", query) ?? false

@@ -15,6 +15,7 @@ final class ServerState: Sendable {
         var bytesSent = 0
         var streaming = 0
         var peakStreaming = 0
+        var released = false
     }
 
     /// What admission decided for one request.
@@ -28,6 +29,8 @@ final class ServerState: Sendable {
     private let keys = NIOLockedValueBox([String: KeyState]())
     /// `/file` bodies being sent now over every key, and the most at once.
     private let allStreaming = NIOLockedValueBox((now: 0, peak: 0))
+    /// Set by shutdown: no body is held any more.
+    private let releasedAll = NIOLockedValueBox(false)
 
     /// Numbers a request to `key`, records it with status 0 (set later by `setStatus`), and
     /// returns its ordinal and content version. With `changeAfter: N`, the request that makes the
@@ -97,6 +100,21 @@ final class ServerState: Sendable {
     /// The content version currently served for `key` (0 until it changes).
     func version(forKey key: String) -> Int {
         self.keys.withLockedValue { $0[key]?.version ?? 0 }
+    }
+
+    /// Lets every body of `key` held by `hold=` go on, now and from now on.
+    func release(key: String) {
+        self.keys.withLockedValue { $0[key, default: KeyState()].released = true }
+    }
+
+    /// Lets every held body go on (the server is shutting down).
+    func releaseAll() {
+        self.releasedAll.withLockedValue { $0 = true }
+    }
+
+    /// Whether bodies of `key` held by `hold=` may go on.
+    func isReleased(key: String) -> Bool {
+        self.releasedAll.withLockedValue { $0 } || self.keys.withLockedValue { $0[key]?.released ?? false }
     }
 
     /// Bumps `key`'s content version: new bytes, new ETag, later Last-Modified.

@@ -101,6 +101,7 @@ public final class TestServer: Sendable {
     /// unfinished; apple/swift-nio#3481), which crashed a test run now and then. A graceful
     /// shutdown closes the listener and serves or closes every accepted connection first.
     public func shutdown() async throws {
+        self.state.releaseAll()
         await self.group.triggerGracefulShutdown()
         let runTask = self.runTask
         await withTaskGroup(of: Bool.self) { race in
@@ -161,6 +162,12 @@ public final class TestServer: Sendable {
     /// The bytes served are `TestContent.bytes(seed: seed &+ UInt64(version), size:)`.
     public func contentVersion(forKey key: String) -> Int {
         self.state.version(forKey: key)
+    }
+
+    /// Lets the bodies of a key that `hold=N` stopped at offset N go on, and every later one
+    /// pass N without stopping.
+    public func release(key: String) {
+        self.state.release(key: key)
     }
 
     /// Bumps the content version of a key: new bytes (seed+version), new ETag and Last-Modified.

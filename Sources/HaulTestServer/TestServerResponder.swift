@@ -48,6 +48,10 @@ struct TestServerResponder: HTTPResponder {
             let result = self.changeContent(request, query: query)
             self.state.record(request, key: path, status: result.status.code)
             return result
+        case "/control/release":
+            let result = self.release(request, query: query)
+            self.state.record(request, key: path, status: result.status.code)
+            return result
         case _ where path.hasPrefix("/status/"):
             response = Self.status(path.dropFirst("/status/".count), query: query)
         case "/redirect", "/loop", "/redirect-to":
@@ -63,6 +67,15 @@ struct TestServerResponder: HTTPResponder {
         guard request.method == .post else { return PlainResponse.text(.methodNotAllowed, "POST") }
         guard let key = query["key"], !key.isEmpty else { return PlainResponse.text(.badRequest, "missing key") }
         self.state.changeContent(forKey: key)
+        return PlainResponse.text(.noContent, "")
+    }
+
+    /// `POST /control/release?key=K`: lets K's bodies held by `hold=` go on, as
+    /// `TestServer.release(key:)` does, for tests in other processes.
+    private func release(_ request: Request, query: QueryParameters) -> Response {
+        guard request.method == .post else { return PlainResponse.text(.methodNotAllowed, "POST") }
+        guard let key = query["key"], !key.isEmpty else { return PlainResponse.text(.badRequest, "missing key") }
+        self.state.release(key: key)
         return PlainResponse.text(.noContent, "")
     }
 

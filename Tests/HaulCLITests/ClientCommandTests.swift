@@ -15,7 +15,8 @@ import Glibc
             try await withClientDaemon { daemon in
                 let size = 2_000_000
                 let content = Checksums.content(seed: 41, size: size)
-                let url = server.url("/file/life.bin", ["size": "\(size)", "seed": "41", "rate": "500000"])
+                // Held at 1 MB until released: still running for watch and pause however slow the machine.
+                let url = server.url("/file/life.bin", ["size": "\(size)", "seed": "41", "hold": "1000000"])
 
                 let added = try await daemon.haul([
                     "add", url, "--out", "kept.bin", "--checksum", "sha-256=\(Checksums.sha256(content))",
@@ -62,12 +63,18 @@ import Glibc
                 #expect(details.stdoutLines.contains { $0.hasPrefix("state") && $0.hasSuffix("paused") })
                 #expect(details.stdoutLines.contains { $0.hasPrefix("progress") && $0.contains("%") })
 
+                // Still held: the resumed download waits at 1 MB until watch has shown it active.
                 let resumed = try await daemon.haul(["resume", gid])
                 #expect(resumed.status == 0, "stderr: \(resumed.stderr)")
                 #expect(resumed.stdoutLines == ["resumed \(gid)"])
+                try await daemon.waitForStatus(gid, "active again") { $0.state == "active" }
 
                 // Waits for the daemon to finish: ends by itself once nothing is active or queued.
-                let watched = try await daemon.haul(["watch", "--until-done"])
+                let watch = try daemon.start(["watch", "--until-done", "--interval", "100"])
+                let firstView = await watch.stdout.firstLine { $0.hasPrefix("daemon  1 active") }
+                #expect(firstView != nil, "watch shows the resumed download active")
+                server.release(key: "/file/life.bin")
+                let watched = await watch.result()
                 #expect(watched.status == 0, "stderr: \(watched.stderr)")
                 let finalPath = daemon.downloads.appendingPathComponent("kept.bin").path
                 #expect(watched.stdoutLines.contains("done \(finalPath) (\(size) bytes)"), "\(watched.stdout)")
@@ -95,9 +102,9 @@ import Glibc
     @Test func severalDownloadsAndAll() async throws {
         try await withTestServer { server in
             try await withClientDaemon { daemon in
-                // 10 s each: on a loaded machine, all three must still be running when paused.
+                // Each held half way, never released: all three are still running when paused.
                 let urls = (1...3).map { n in
-                    server.url("/file/many-\(n).bin", ["size": "600000", "seed": "\(n)", "rate": "60000"])
+                    server.url("/file/many-\(n).bin", ["size": "600000", "seed": "\(n)", "hold": "300000"])
                 }
                 let added = try await daemon.haul(["add", "--pause"] + urls)
                 #expect(added.status == 0, "stderr: \(added.stderr)")
@@ -127,10 +134,10 @@ import Glibc
                 #expect(pausedAll.status == 0, "stderr: \(pausedAll.stderr)")
                 var states: [String: String] = [:]
                 for gid in gids { states[gid] = try await daemon.status(gid).state }
-                #expect(states.values.allSatisfy { $0 == "paused" || $0 == "complete" }, "\(states)")
+                #expect(states.values.allSatisfy { $0 == "paused" }, "\(states)")
 
                 // An unfinished download is removed only with --force, and loses its part file.
-                let victim = try #require(gids.first { states[$0] == "paused" }, "one is still unfinished")
+                let victim = try #require(gids.first { states[$0] == "paused" }, "one is unfinished")
                 let partsBefore = Self.partFiles(in: daemon.downloads)
                 let refused = try await daemon.haul(["rm", victim])
                 #expect(refused.status == 13)

@@ -12,10 +12,11 @@ import Darwin
 /// continues from them, and a file that changed on the server in between is downloaded anew,
 /// never spliced from old and new bytes.
 @Suite(.timeLimit(.minutes(2))) struct GetInterruptionTests {
-    /// 3 MiB at 2 MiB/s: the first progress line (after 250 ms) leaves over a second to
-    /// interrupt even on a loaded machine, and a whole run still takes only 1.5 s.
+    /// 3 MiB at 2 MiB/s, held at 1 MiB until the test releases it: the first run is still
+    /// under way when it is stopped however slowly the machine runs, and a whole run takes 1.5 s.
     static let size = 3 << 20
     static let rate = 2 << 20
+    static let holdAt = 1 << 20
     /// Interrupt once this much has arrived.
     static let interruptAfter: Int64 = 256 << 10
 
@@ -23,7 +24,7 @@ import Darwin
     @Test func sigintKeepsPartFileAndTheNextRunResumes() async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in
-                let url = server.url("/file/big.bin", ["size": "\(Self.size)", "seed": "5", "rate": "\(Self.rate)"])
+                let url = server.url("/file/big.bin", ["size": "\(Self.size)", "seed": "5", "rate": "\(Self.rate)", "hold": "\(Self.holdAt)"])
                 let arguments = ["get", "--json", url]
 
                 let first = try HaulProcess(arguments, in: directory.url)
@@ -43,6 +44,7 @@ import Darwin
                 let part = try #require(leftovers.first { $0.hasSuffix(".part") })
                 let kept = try #require(directory.size(of: part))
                 #expect(kept >= Int(Self.interruptAfter))
+                server.release(key: "/file/big.bin")
 
                 let second = try await HaulProcess.run(arguments, in: directory.url)
                 #expect(second.status == 0, "stderr: \(second.stderr)")
@@ -61,7 +63,7 @@ import Darwin
     @Test func sigtermExits143AndKeepsPartFile() async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in
-                let url = server.url("/file/term.bin", ["size": "\(Self.size)", "rate": "\(Self.rate)"])
+                let url = server.url("/file/term.bin", ["size": "\(Self.size)", "rate": "\(Self.rate)", "hold": "\(Self.holdAt)"])
                 let run = try HaulProcess(["get", "--json", url], in: directory.url)
                 try #require(await run.stdout.progress(reaching: Self.interruptAfter) != nil)
                 run.send(SIGTERM)
@@ -88,7 +90,7 @@ import Darwin
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in
                 let seed: UInt64 = 11
-                let url = server.url(key, ["size": "\(Self.size)", "seed": "\(seed)", "rate": "\(Self.rate)"])
+                let url = server.url(key, ["size": "\(Self.size)", "seed": "\(seed)", "rate": "\(Self.rate)", "hold": "\(Self.holdAt)"])
                 // Small checkpoints, so that a kill -9 finds a recorded checkpoint (the
                 // library's default is every 16 MiB or 5 s).
                 let arguments = ["get", "--json", "--checkpoint-bytes", "65536", url]
@@ -104,6 +106,7 @@ import Darwin
                     #expect(stopped.status == 130, "stderr: \(stopped.stderr)")
                 }
                 let requestsBefore = server.requests(forKey: key).count
+                server.release(key: key)
 
                 server.changeContent(forKey: key)
                 let second = try await HaulProcess.run(arguments, in: directory.url)

@@ -117,7 +117,10 @@ struct BackgroundSessionProcessTests {
             var daemon = try await Self.startDaemon(socket: socket, state: state, out: out)
             let before = try await BackgroundSession(identifier: "big", configuration: configuration)
             let id = try await before.add(DownloadRequest(
-                url: URL(string: server.url("/file/big.bin", ["size": "\(size)", "seed": "9", "rate": "\(12 << 20)", "key": "big"]))!,
+                // Held at 24 MiB until the daemon is dead: unfinished at the kill however slow the machine.
+                url: URL(string: server.url("/file/big.bin", [
+                    "size": "\(size)", "seed": "9", "rate": "\(12 << 20)", "key": "big", "hold": "\(24 << 20)",
+                ]))!,
                 directory: out)).id
             // Past the first checkpoint (16 MiB by default), then kill the daemon.
             for try await event in before.events() {
@@ -126,6 +129,7 @@ struct BackgroundSessionProcessTests {
             daemon.send(SIGKILL)
             _ = await daemon.waitForExit()
             await before.close()
+            server.release(key: "big")
 
             daemon = try await Self.startDaemon(socket: socket, state: state, out: out)
             let after = try await BackgroundSession(identifier: "big", configuration: configuration)

@@ -26,6 +26,8 @@ struct PostgresDaemonTests {
     }
 
     static let files = 24
+    /// Files not held before the kill: enough for the four completions the test waits for.
+    static let freeFiles = 8
 
     static func size(_ n: Int) -> Int { 150_000 + n * 1_000 }
 
@@ -41,12 +43,13 @@ struct PostgresDaemonTests {
             let out = workspace.out
             let firstState = workspace.root.appendingPathComponent("first-state")
             let secondState = workspace.root.appendingPathComponent("second-state")
+            // The first eight run freely; the others are held part way until the first daemon
+            // is dead, so that some are still under way at the kill however slow the machine.
             let requests = (0..<Self.files).map { n in
-                DownloadRequest(
-                    url: URL(string: server.url("/file/pg-\(n).bin", [
-                        "size": "\(Self.size(n))", "seed": "\(n + 1)", "rate": "300000", "key": "pg-\(n)",
-                    ]))!,
-                    directory: out, fileName: "pg-\(n).bin")
+                var options = ["size": "\(Self.size(n))", "seed": "\(n + 1)", "rate": "300000", "key": "pg-\(n)"]
+                if n >= Self.freeFiles { options["hold"] = "50000" }
+                return DownloadRequest(
+                    url: URL(string: server.url("/file/pg-\(n).bin", options))!, directory: out, fileName: "pg-\(n).bin")
             }
 
             let first = try await Self.startDaemon(socket: workspace.socket, state: firstState, out: out, store: store)
@@ -75,6 +78,8 @@ struct PostgresDaemonTests {
             #expect(ChildProcess.terminatingSignal(await first.waitForExit()) == SIGKILL)
             #expect(!FileManager.default.fileExists(atPath: firstState.appendingPathComponent("haul.sqlite").path),
                     "a daemon on PostgreSQL keeps no SQLite store")
+
+            for n in Self.freeFiles..<Self.files { server.release(key: "pg-\(n)") }
 
             let socket = workspace.root.appendingPathComponent("second.sock").path
             let second = try await Self.startDaemon(socket: socket, state: secondState, out: out, store: store)

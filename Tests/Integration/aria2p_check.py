@@ -6,7 +6,8 @@ resumes and removes them, and reads their status. Every step asserts what it got
 failure prints what was expected and exits with status 1 (2 for bad usage or a missing aria2p).
 
 The downloads come from an HTTP server with the test server's `/file/NAME?size=N&seed=S&rate=R`
-endpoint (`haul-test-server`): `rate` makes a download slow enough to be paused while it runs.
+endpoint (`haul-test-server`): `rate` makes a download slow, and `hold=N` stops it at byte N until
+`POST /control/release?key=PATH`, so that it is still running when it is paused.
 
     pip install aria2p
     python3 Tests/Integration/aria2p_check.py --rpc http://127.0.0.1:6800/jsonrpc \\
@@ -21,6 +22,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import urllib.request
 import uuid
 
 try:
@@ -79,11 +81,23 @@ class Run:
         self.steps += 1
         print(f"[{self.steps:2d}] {name}", flush=True)
 
-    def url(self, name, size, seed, rate=None):
+    def path(self, name):
+        return f"/file/aria2p-{self.tag}-{name}"
+
+    def url(self, name, size, seed, rate=None, hold=None):
         query = {"size": str(size), "seed": str(seed)}
         if rate is not None:
             query["rate"] = str(rate)
-        return f"{self.base}/file/aria2p-{self.tag}-{name}?{urllib.parse.urlencode(query)}"
+        if hold is not None:
+            query["hold"] = str(hold)
+        return f"{self.base}{self.path(name)}?{urllib.parse.urlencode(query)}"
+
+    def release(self, name):
+        """Lets the server send the rest of a download started with `hold=`."""
+        query = urllib.parse.urlencode({"key": self.path(name)})
+        request = urllib.request.Request(f"{self.base}/control/release?{query}", method="POST")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            check(response.status == 204, f"release of {name}: status {response.status}")
 
     def download(self, gid):
         return self.api.get_download(gid)
@@ -134,12 +148,21 @@ class Run:
         if websocket:
             self.step("listen to notifications over WebSocket")
             listener = self.listen()
-            time.sleep(0.5)  # the WebSocket handshake; events before it would simply be missed
+            # Notifications sent before the handshake completed are missed, and aria2p does not
+            # say when it is connected: small probes are added until one's completion arrives.
+            deadline = time.monotonic() + 30
+            while True:
+                probe = self.api.add_uris([self.url(f"probe-{uuid.uuid4().hex[:6]}.bin", 1024, 30)])
+                try:
+                    wait_until(lambda: self.notified("complete", probe.gid), "a probe's notification", timeout=2)
+                    break
+                except CheckFailed:
+                    check(time.monotonic() < deadline, "no notification arrived over WebSocket within 30 s")
 
         self.step("add a fast and a slow download")
         fast_size, slow_size = 64 * 1024, 400 * 1024
         fast = self.api.add_uris([self.url("fast.bin", fast_size, 1)], options={"out": f"aria2p-{self.tag}-fast.bin"})
-        slow = self.api.add_uris([self.url("slow.bin", slow_size, 2, rate=100 * 1024)])
+        slow = self.api.add_uris([self.url("slow.bin", slow_size, 2, rate=100 * 1024, hold=slow_size // 2)])
         for download in (fast, slow):
             check(len(download.gid) == 16 and all(c in "0123456789abcdef" for c in download.gid), f"GID {download.gid!r}")
             check(download.status in ("waiting", "active", "complete"), f"{download.gid} status {download.status}")
@@ -173,6 +196,7 @@ class Run:
         check({"gid": slow.gid, "status": "paused"} in waiting, f"tellWaiting lacks the paused download: {waiting}")
 
         self.step("resume it; it continues and completes")
+        self.release("slow.bin")
         check(self.api.resume([paused]) == [True], "resume did not succeed")
         check(self.download(slow.gid).status in ("waiting", "active", "complete"), "status after resume")
         wait_until(lambda: self.download(slow.gid).is_complete, f"{slow.gid} to complete")
