@@ -11,10 +11,15 @@ struct GetTerminalOutputTests {
         try await withTestServer { server in
             try await withTemporaryDirectory { directory in
                 let size = 600_000
-                let result = try await HaulProcess.run([
-                    "get", server.url("/file/live.bin", ["size": "\(size)", "rate": "1000000", "seed": "3"]),
+                // Held half way until the progress block was redrawn once, however slow the machine.
+                let run = try HaulProcess([
+                    "get", server.url("/file/live.bin", ["size": "\(size)", "rate": "1000000", "seed": "3", "hold": "300000"]),
                     server.url("/file/gone.bin", ["status": "404"]),
                 ], in: directory.url, inTerminal: true)
+                let redrawn = await run.stdout.firstLine { $0.contains("\u{1B}[J") }
+                #expect(redrawn != nil, "the progress block is redrawn while the file is held")
+                server.release(key: "/file/live.bin")
+                let result = await run.result()
 
                 #expect(result.status == 5, "output: \(result.stdout)")
                 let screen = result.stdout
