@@ -44,14 +44,12 @@ struct TestServerResponder: HTTPResponder {
             self.state.setStatus(Int(live.status.code), key: key, ordinal: admission.ordinal)
             return live
         case "/control/change":
-            // Recorded under its own path: the POST is not a request *for* the file.
-            let result = self.changeContent(request, query: query)
-            self.state.record(request, key: path, status: result.status.code)
-            return result
+            // `POST /control/change?key=K`: bumps K's content version, so shell tests can script changes.
+            return self.control(request, query: query) { self.state.changeContent(forKey: $0) }
         case "/control/release":
-            let result = self.release(request, query: query)
-            self.state.record(request, key: path, status: result.status.code)
-            return result
+            // `POST /control/release?key=K`: lets K's bodies held by `hold=` go on, as
+            // `TestServer.release(key:)` does, for tests in other processes.
+            return self.control(request, query: query) { self.state.release(key: $0) }
         case _ where path.hasPrefix("/status/"):
             response = Self.status(path.dropFirst("/status/".count), query: query)
         case "/redirect", "/loop", "/redirect-to":
@@ -62,21 +60,20 @@ struct TestServerResponder: HTTPResponder {
         return self.recorded(request, query, response)
     }
 
-    /// `POST /control/change?key=K`: bumps K's content version, so shell tests can script changes.
-    private func changeContent(_ request: Request, query: QueryParameters) -> Response {
-        guard request.method == .post else { return PlainResponse.text(.methodNotAllowed, "POST") }
-        guard let key = query["key"], !key.isEmpty else { return PlainResponse.text(.badRequest, "missing key") }
-        self.state.changeContent(forKey: key)
-        return PlainResponse.text(.noContent, "")
-    }
-
-    /// `POST /control/release?key=K`: lets K's bodies held by `hold=` go on, as
-    /// `TestServer.release(key:)` does, for tests in other processes.
-    private func release(_ request: Request, query: QueryParameters) -> Response {
-        guard request.method == .post else { return PlainResponse.text(.methodNotAllowed, "POST") }
-        guard let key = query["key"], !key.isEmpty else { return PlainResponse.text(.badRequest, "missing key") }
-        self.state.release(key: key)
-        return PlainResponse.text(.noContent, "")
+    /// A control request: a `POST` naming a `key`, acted on and answered with 204. It is
+    /// recorded under its own path, because the POST is not a request *for* the file.
+    private func control(_ request: Request, query: QueryParameters, _ act: (String) -> Void) -> Response {
+        let response: Response
+        if request.method != .post {
+            response = PlainResponse.text(.methodNotAllowed, "POST")
+        } else if let key = query["key"], !key.isEmpty {
+            act(key)
+            response = PlainResponse.text(.noContent, "")
+        } else {
+            response = PlainResponse.text(.badRequest, "missing key")
+        }
+        self.state.record(request, key: request.uri.path, status: response.status.code)
+        return response
     }
 
     /// `/status/<code>`: that status with a short body (and `Retry-After` if `retryAfter=` is set).
