@@ -171,8 +171,9 @@ struct WholePartTests {
             let taken = dir.appendingPathComponent("x.bin")
             _ = FileManager.default.createFile(atPath: taken.path, contents: Data("taken".utf8))
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
-                // Throttled to about half a second, so the name is taken long before placement.
-                let request = Support.request(server, "/file/x.bin", ["size": "\(size)", "seed": "8", "rate": "100000"], in: dir, name: "x.bin", policy: .fail)
+                // Held at half the file until the name is taken, so the name is taken before placement.
+                let query = ["size": "\(size)", "seed": "8", "rate": "100000", "hold": "25000"]
+                let request = Support.request(server, "/file/x.bin", query, in: dir, name: "x.bin", policy: .fail)
                 // The name is taken only after the bytes arrived: skip the up-front check.
                 try FileManager.default.removeItem(at: taken)
                 let events = manager.managerEvents()
@@ -182,6 +183,7 @@ struct WholePartTests {
                     return nil
                 }
                 _ = FileManager.default.createFile(atPath: taken.path, contents: Data("taken".utf8))
+                server.release(key: "/file/x.bin")
                 let failed = try await manager.finished(id)
                 try #require(failed.state == .failed)
                 #expect(failed.error?.code == .fileExists)

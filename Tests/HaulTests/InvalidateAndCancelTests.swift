@@ -16,7 +16,9 @@ struct InvalidateAndCancelTests {
             let dir = temporary.url
             try await withDownloadManager(configuration: Support.fastConfiguration(maxConcurrent: 1)) { manager in
                 let events = manager.managerEvents()
-                let running = try await manager.enqueue(Support.request(server, "/file/run.bin", ["size": "600000", "rate": "1000000", "seed": "5"], in: dir))
+                // Held at half the file until released: the cancel always finds it running.
+                let runQuery = ["size": "600000", "rate": "1000000", "seed": "5", "hold": "300000"]
+                let running = try await manager.enqueue(Support.request(server, "/file/run.bin", runQuery, in: dir))
                 let paused = try await manager.enqueue(Support.request(server, "/file/paused.bin", ["size": "1000"], in: dir))
                 let queued = try await manager.enqueue(Support.request(server, "/file/queued.bin", ["size": "1000"], in: dir))
                 try await manager.pause(paused)
@@ -30,6 +32,7 @@ struct InvalidateAndCancelTests {
                 #expect(await manager.snapshot(queued)?.state == .canceled)
                 let kept = await manager.snapshot(running)?.progress.completedBytes ?? 0
                 #expect(kept > 0)
+                server.release(key: "/file/run.bin")
                 try await manager.resume(running)
                 let done = try await manager.finished(running)
                 #expect(done.state == .completed)

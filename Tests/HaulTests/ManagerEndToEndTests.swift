@@ -208,7 +208,9 @@ struct ManagerEndToEndTests {
             let size = 300_000
             try await withDownloadManager(configuration: Support.fastConfiguration()) { manager in
                 let events = manager.managerEvents()
-                let id = try await manager.enqueue(Support.request(server, "/file/p.bin", ["size": "\(size)", "seed": "9", "rate": "600000"], in: dir))
+                // Held at half the file until released: the pause always finds it running.
+                let query = ["size": "\(size)", "seed": "9", "rate": "600000", "hold": "150000"]
+                let id = try await manager.enqueue(Support.request(server, "/file/p.bin", query, in: dir))
                 _ = try await firstMatch(in: events, "more than 50,000 bytes") { event -> Bool? in
                     if case .progress(id, let progress) = event, progress.completedBytes > 50_000 { return true }
                     return nil
@@ -217,6 +219,7 @@ struct ManagerEndToEndTests {
                 #expect(await manager.snapshot(id)?.state == .paused)
                 #expect(Support.leftovers(dir).contains { $0.hasSuffix(".part") })
                 await #expect(throws: HaulError.self) { try await manager.cancel(DownloadID(rawValue: 1)) }
+                server.release(key: "/file/p.bin")
                 try await manager.resume(id)
                 let info = try await manager.finished(id)
                 #expect(info.state == .completed)

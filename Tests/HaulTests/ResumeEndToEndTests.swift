@@ -106,7 +106,8 @@ struct ResumeEndToEndTests {
             let size = 400_000
             let bytes = TestContent.bytes(seed: 60, size: size)
             let sha = try Checksum(.sha256, hex: Support.sha256(bytes))
-            let query = ["size": "\(size)", "seed": "60", "rate": "400000"]
+            // Held at half the file until the first "process" is gone: it never completes there.
+            let query = ["size": "\(size)", "seed": "60", "rate": "400000", "hold": "200000"]
             let request = Support.request(server, "/file/big.bin", query, in: dir, checksums: [sha])
 
             let state = try temporary.subdirectory("state")
@@ -121,6 +122,7 @@ struct ResumeEndToEndTests {
             }
             #expect(Support.leftovers(dir).count == 1, "the part file is kept")
             #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("big.bin").path))
+            server.release(key: "/file/big.bin")
 
             // Second "process": the paused download is found again and continues when resumed.
             try await withDownloadManager(stateDirectory: state, configuration: Support.fastConfiguration()) { manager in
