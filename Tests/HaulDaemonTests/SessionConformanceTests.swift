@@ -115,12 +115,15 @@ struct SessionConformanceTests {
         try await withTestServer { server in
             try await Self.withSession(kind) { session, out in
                 let size = 400_000
-                let download = try await session.add(Self.request(server, "slow.bin", ["size": "\(size)", "seed": "5", "rate": "200000"], in: out))
+                // Held at half the file until released: the pause always finds it running.
+                let query = ["size": "\(size)", "seed": "5", "rate": "200000", "hold": "200000"]
+                let download = try await session.add(Self.request(server, "slow.bin", query, in: out))
                 try await waitUntil("bytes to arrive") {
                     ((try? await download.info())?.progress.completedBytes ?? 0) > 0
                 }
                 try await download.pause()
                 #expect(try await download.info().state == .paused)
+                server.release(key: "/file/slow.bin")
                 try await download.resume()
                 let file = try await download.value
                 #expect(FileManager.default.contents(atPath: file.url.path).map(Array.init) == TestContent.bytes(seed: 5, size: size))
@@ -134,7 +137,8 @@ struct SessionConformanceTests {
         try await withTestServer { server in
             try await Self.withSession(kind) { session, out in
                 let group = try await session.add(
-                    [Self.request(server, "w.bin", ["size": "300000", "seed": "7", "rate": "150000"], in: out)],
+                    // Held at half the file until the waits ended: it cannot finish before.
+                    [Self.request(server, "w.bin", ["size": "300000", "seed": "7", "rate": "150000", "hold": "150000"], in: out)],
                     toGroup: "waited", ifPresent: .addAnew)
                 let id = try #require(try await group.downloads().first?.id)
                 let download = try await session.download(id)
@@ -153,6 +157,7 @@ struct SessionConformanceTests {
                 do { _ = try await fileWait.value } catch let error as HaulError { #expect(error.code == .waitCanceled) }
                 #expect(ContinuousClock.now - started < .seconds(10), "the waits ended on cancellation, not with the download")
                 #expect(try await download.info().state.isTerminal == false, "the download goes on")
+                server.release(key: "/file/w.bin")
                 let file = try await download.value
                 #expect(FileManager.default.contents(atPath: file.url.path).map(Array.init) == TestContent.bytes(seed: 7, size: 300_000))
             }
