@@ -19,12 +19,14 @@ extension GetRun {
     static func setAsideIntact(
         _ requests: [DownloadRequest], in store: EarlierRunStore
     ) async throws(HaulError) -> (intact: [DownloadInfo], rest: [DownloadRequest], earlier: DownloadManager.EarlierFinished?) {
-        let found = try await store.lookUpEarlier(of: requests)
+        var found = try await store.lookUpEarlier(of: requests)
         var intact: [DownloadInfo] = []
         var rest: [DownloadRequest] = []
         rest.reserveCapacity(requests.count)
-        for (request, info) in zip(requests, found.intact) {
-            if let info { intact.append(info) } else { rest.append(request) }
+        // Each snapshot is moved out of the look-up's answer, not copied: a copy of a
+        // `DownloadInfo` retains and releases every one of its references (issue 26's (h)).
+        for index in requests.indices {
+            if let info = found.intact[index].take() { intact.append(info) } else { rest.append(requests[index]) }
         }
         return (intact, rest, found.rest)
     }
@@ -43,12 +45,21 @@ extension GetRun {
     /// (each file's `.completed`, then the group's completion counting them all, then the
     /// summary), without opening a manager. A signal that came meanwhile makes it an
     /// interrupted run, as it would have been with a manager.
-    func reportIntactOnly(_ intact: [DownloadInfo], interruptions: RunInterruption) -> ExitStatus {
-        let catalog = DownloadCatalog(intact)
+    func reportIntactOnly(_ intact: consuming [DownloadInfo], interruptions: RunInterruption) -> ExitStatus {
+        let catalog = DownloadCatalog(copy intact)
         let reporter = mode.makeReporter(catalog: catalog, retry: configuration.retry)
         var tally = RunTally(total: catalog.count)
-        Self.reportIntact(intact, to: reporter, tally: &tally)
-        let summary = GroupSummary(name: "haul get \(UUID().uuidString)", results: intact.compactMap(\.result))
+        var results: [DownloadResult] = []
+        results.reserveCapacity(intact.count)
+        // In order, each snapshot moved into its event rather than copied (see `setAsideIntact`).
+        intact.reverse()
+        while let info = intact.popLast() {
+            if let result = info.result { results.append(result) }
+            let event = ManagerEvent.completed(info)
+            tally.record(event)
+            reporter.handle(event, tally: tally)
+        }
+        let summary = GroupSummary(name: "haul get \(UUID().uuidString)", results: results)
         let completion = ManagerEvent.groupCompleted(summary)
         tally.record(completion)
         reporter.handle(completion, tally: tally)

@@ -172,13 +172,32 @@ struct DirectoryCache {
 /// directory standardised once.
 struct IdentityCache {
     private var paths: [URL: String] = [:]
+    /// The directory asked last: a batch nearly always shares one, found by comparing, not hashing.
+    private var last: (directory: URL, path: String)?
 
     mutating func identity(of request: KeptRequest) -> RequestIdentity {
-        let directory = request.directory
-        if let path = paths[directory] { return request.identity(directoryPath: path) }
-        let path = directory.standardizedFileURL.path
-        paths[directory] = path
-        return request.identity(directoryPath: path)
+        request.identity(directoryPath: path(of: request.directory))
+    }
+
+    /// `identity(of: KeptRequest(request))`, without copying the whole request into a
+    /// `KeptRequest` first: a re-run's look-up asks it of every request of the batch.
+    mutating func identity(ofRequest request: DownloadRequest) -> RequestIdentity {
+        RequestIdentity(
+            url: request.url.absoluteString, directory: path(of: request.directory),
+            fileName: request.fileName, checksums: RequestIdentity.canonical(request.checksums))
+    }
+
+    private mutating func path(of directory: URL) -> String {
+        if let last, last.directory == directory { return last.path }
+        let path: String
+        if let known = paths[directory] {
+            path = known
+        } else {
+            path = directory.standardizedFileURL.path
+            paths[directory] = path
+        }
+        last = (directory, path)
+        return path
     }
 }
 
@@ -190,4 +209,9 @@ struct RequestIdentity: Hashable, Sendable {
     let directory: String
     let fileName: String?
     let checksums: [Checksum]
+
+    /// Checksums as an identity holds them: sorted when several, so that their order does not matter.
+    static func canonical(_ checksums: [Checksum]) -> [Checksum] {
+        checksums.count < 2 ? checksums : checksums.sorted { $0.description < $1.description }
+    }
 }

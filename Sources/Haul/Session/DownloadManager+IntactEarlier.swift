@@ -66,21 +66,23 @@ extension DownloadManager {
         var last: (directory: URL, text: String?)?
         // For each request, its directory's text when the session used that directory.
         var usedDirectory = [String?](repeating: nil, count: normalized.count)
-        for (index, request) in normalized.enumerated() {
+        // By index here and below: a `for request in` loop would copy each whole request.
+        for index in normalized.indices {
+            let directory = normalized[index].directory
             // A batch nearly always shares one directory: found by comparing, not hashing.
-            if let last, last.directory == request.directory {
+            if let last, last.directory == directory {
                 usedDirectory[index] = last.text
                 continue
             }
             let text: String?
-            if let known = probed[request.directory] {
+            if let known = probed[directory] {
                 text = known
             } else {
-                let stored = StoredURL.directoryText(request.directory)
+                let stored = StoredURL.directoryText(directory)
                 text = try await store.hasDownloads(session: session, directory: stored) ? stored : nil
-                probed[request.directory] = text
+                probed[directory] = text
             }
-            last = (request.directory, text)
+            last = (directory, text)
             usedDirectory[index] = text
         }
         guard usedDirectory.contains(where: { $0 != nil }) else { return EarlierLookup(intact: found, rest: rest) }
@@ -92,10 +94,9 @@ extension DownloadManager {
         var repeated: Set<RequestIdentity> = []
         // A batch nearly always shares one directory: its entry is found by comparing, not hashing.
         var lastBatch: (text: String, batch: Int)?
-        for (index, request) in normalized.enumerated() {
+        for index in normalized.indices {
             guard let text = usedDirectory[index] else { continue }
-            let kept = KeptRequest(request)
-            let identity = identities.identity(of: kept)
+            let identity = identities.identity(ofRequest: normalized[index])
             let batch: Int
             if let lastBatch, lastBatch.text == text {
                 batch = lastBatch.batch
@@ -103,7 +104,7 @@ extension DownloadManager {
                 batch = known
             } else {
                 batch = batches.count
-                batches.append((text, identity.directory, request.directory, [:], []))
+                batches.append((text, identity.directory, normalized[index].directory, [:], []))
                 batchOfText[text] = batch
             }
             lastBatch = (text, batch)
@@ -111,7 +112,7 @@ extension DownloadManager {
                 repeated.insert(identity)
             } else {
                 // A URL may come twice (other names): the store's `IN` reads its rows once.
-                batches[batch].urls.append(kept.urlText)
+                batches[batch].urls.append(identity.url)
             }
         }
         let json = JSONColumns()
@@ -226,7 +227,6 @@ extension DownloadManager {
 
     /// Checksums as `RequestIdentity` holds them (sorted when several), from their column text.
     static func identityChecksums(_ text: String, _ json: JSONColumns) throws -> [Checksum] {
-        let checksums = try json.decodeChecksums(text)
-        return checksums.count < 2 ? checksums : checksums.sorted { $0.description < $1.description }
+        RequestIdentity.canonical(try json.decodeChecksums(text))
     }
 }

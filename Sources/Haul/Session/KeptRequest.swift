@@ -59,7 +59,7 @@ struct KeptRequest: Sendable, Hashable {
         RequestIdentity(
             url: urlText, directory: directoryPath,
             fileName: rest.fileName,
-            checksums: rest.checksums.count < 2 ? rest.checksums : rest.checksums.sorted { $0.description < $1.description })
+            checksums: RequestIdentity.canonical(rest.checksums))
     }
 
     /// One URL value shared by every kept request, so that holding it costs no allocation.

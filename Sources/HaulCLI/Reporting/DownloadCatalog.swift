@@ -27,7 +27,8 @@ struct DownloadCatalog: Sendable {
     init(_ downloads: [DownloadInfo]) {
         var entries: [DownloadID: Entry] = [:]
         entries.reserveCapacity(downloads.count)
-        for info in downloads { entries[info.id] = Entry(info.request) }
+        // By index: a `for info in` loop would copy each whole `DownloadInfo` to read two fields.
+        for index in downloads.indices { entries[downloads[index].id] = Entry(downloads[index].request) }
         self.entries = entries
         self.count = downloads.count
     }
@@ -39,7 +40,7 @@ struct DownloadCatalog: Sendable {
         precondition(added.count == requests.count, "one download for each request")
         var entries: [DownloadID: Entry] = [:]
         entries.reserveCapacity(intact.count + added.count)
-        for info in intact { entries[info.id] = Entry(info.request) }
+        for index in intact.indices { entries[intact[index].id] = Entry(intact[index].request) }
         for (id, request) in zip(added, requests) { entries[id] = Entry(request) }
         self.entries = entries
         self.count = intact.count + added.count
