@@ -51,9 +51,13 @@ extension GetRun {
         var tally = RunTally(total: catalog.count)
         var results: [DownloadResult] = []
         results.reserveCapacity(intact.count)
-        // In order, each snapshot moved into its event rather than copied (see `setAsideIntact`).
-        intact.reverse()
-        while let info = intact.popLast() {
+        // In order, each snapshot moved into its event rather than copied (see `setAsideIntact`):
+        // popped into a second array, which pops them in their order again. (`reverse()`
+        // copies the elements it swaps.)
+        var reversed: [DownloadInfo] = []
+        reversed.reserveCapacity(intact.count)
+        while let info = intact.popLast() { reversed.append(info) }
+        while let info = reversed.popLast() {
             if let result = info.result { results.append(result) }
             let event = ManagerEvent.completed(info)
             tally.record(event)

@@ -155,16 +155,29 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
 /// 100,000 requests into one folder share one `URL`, not 100,000 copies of it.
 struct DirectoryCache {
     private var normalized: [URL: URL] = [:]
+    /// The directory asked last, with its normalised form: a batch nearly always shares one,
+    /// found by comparing, not by hashing a `URL` for every request.
+    private var last: (directory: URL, normalized: URL)?
 
     mutating func normalized(_ request: DownloadRequest) -> DownloadRequest {
         var copy = request
-        if let known = normalized[request.directory] {
-            copy.directory = known
-        } else {
-            copy = request.normalized
-            normalized[request.directory] = copy.directory
-        }
+        copy.directory = directory(of: request)
         return copy
+    }
+
+    /// `normalized(request).directory`, without copying the request.
+    mutating func directory(of request: DownloadRequest) -> URL {
+        let directory = request.directory
+        if let last, last.directory == directory { return last.normalized }
+        let result: URL
+        if let known = normalized[directory] {
+            result = known
+        } else {
+            result = URL(fileURLWithPath: directory.standardizedFileURL.path, isDirectory: true)
+            normalized[directory] = result
+        }
+        last = (directory, result)
+        return result
     }
 }
 
@@ -179,11 +192,12 @@ struct IdentityCache {
         request.identity(directoryPath: path(of: request.directory))
     }
 
-    /// `identity(of: KeptRequest(request))`, without copying the whole request into a
-    /// `KeptRequest` first: a re-run's look-up asks it of every request of the batch.
-    mutating func identity(ofRequest request: DownloadRequest) -> RequestIdentity {
+    /// `identity(of: KeptRequest(request))` for `request` with `directory` (its normalised
+    /// one), without copying the whole request first: a re-run's look-up asks it of every
+    /// request of the batch.
+    mutating func identity(ofRequest request: DownloadRequest, directory: URL) -> RequestIdentity {
         RequestIdentity(
-            url: request.url.absoluteString, directory: path(of: request.directory),
+            url: request.url.absoluteString, directory: path(of: directory),
             fileName: request.fileName, checksums: RequestIdentity.canonical(request.checksums))
     }
 

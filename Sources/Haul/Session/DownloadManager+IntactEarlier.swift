@@ -57,7 +57,9 @@ extension DownloadManager {
         var addedBeforeCutoff: [DownloadID] = []
         guard !requests.isEmpty else { return EarlierLookup(intact: found, rest: rest) }
         var directories = DirectoryCache()
-        let normalized = requests.map { directories.normalized($0) }
+        // Each request's normalised directory; the requests themselves are copied (normalised)
+        // only when found intact, for their snapshot.
+        let directoryOf = requests.map { directories.directory(of: $0) }
         // Each request's directory as stored, and whether the session ever used it: a batch
         // into a new directory (a fresh store, a run into a dated folder) costs one probe of
         // the index, not the identity and the look-up of each of its requests.
@@ -65,10 +67,10 @@ extension DownloadManager {
         var probed: [URL: String?] = [:]
         var last: (directory: URL, text: String?)?
         // For each request, its directory's text when the session used that directory.
-        var usedDirectory = [String?](repeating: nil, count: normalized.count)
+        var usedDirectory = [String?](repeating: nil, count: requests.count)
         // By index here and below: a `for request in` loop would copy each whole request.
-        for index in normalized.indices {
-            let directory = normalized[index].directory
+        for index in requests.indices {
+            let directory = directoryOf[index]
             // A batch nearly always shares one directory: found by comparing, not hashing.
             if let last, last.directory == directory {
                 usedDirectory[index] = last.text
@@ -94,9 +96,9 @@ extension DownloadManager {
         var repeated: Set<RequestIdentity> = []
         // A batch nearly always shares one directory: its entry is found by comparing, not hashing.
         var lastBatch: (text: String, batch: Int)?
-        for index in normalized.indices {
+        for index in requests.indices {
             guard let text = usedDirectory[index] else { continue }
-            let identity = identities.identity(ofRequest: normalized[index])
+            let identity = identities.identity(ofRequest: requests[index], directory: directoryOf[index])
             let batch: Int
             if let lastBatch, lastBatch.text == text {
                 batch = lastBatch.batch
@@ -104,7 +106,7 @@ extension DownloadManager {
                 batch = known
             } else {
                 batch = batches.count
-                batches.append((text, identity.directory, normalized[index].directory, [:], []))
+                batches.append((text, identity.directory, directoryOf[index], [:], []))
                 batchOfText[text] = batch
             }
             lastBatch = (text, batch)
@@ -142,10 +144,11 @@ extension DownloadManager {
                 let index = rowsByRequest[start].index
                 var end = start + 1
                 while end < rowsByRequest.count, rowsByRequest[end].index == index { end += 1 }
-                if let intact = Self.intactDownload(
-                    among: rowsByRequest[start..<end].lazy.map(\.row), for: normalized[index], json, placedFile: placedFile) {
-                    found[index] = intact.info
-                    if let cutoff, intact.addedAt < cutoff { addedBeforeCutoff.append(intact.info.id) }
+                if case let (info, addedAt)? = Self.intactDownload(
+                    among: rowsByRequest[start..<end].lazy.map(\.row), for: directories.normalized(requests[index]), json,
+                    placedFile: placedFile) {
+                    if let cutoff, addedAt < cutoff { addedBeforeCutoff.append(info.id) }
+                    found[index] = info
                 }
                 start = end
             }
