@@ -129,14 +129,17 @@ extension DownloadManager {
         for batch in batches {
             let rows = try await store.earlierDownloads(session: session, directory: batch.text, urls: batch.urls)
             // Each request's rows, together: sorted by request rather than kept in a
-            // dictionary of arrays (an array allocated for each of 5,000 requests).
-            var rowsByRequest: [(index: Int, row: EarlierDownloadRow)] = []
+            // dictionary of arrays (an array allocated for each of 5,000 requests), and held
+            // as their positions in `rows`, so that neither the sort nor the look at them
+            // copies a row (a dozen references each).
+            var rowsByRequest: [(index: Int, row: Int)] = []
             rowsByRequest.reserveCapacity(rows.count)
-            for row in rows {
-                guard let checksums = try? Self.identityChecksums(row.checksumsText, json) else { continue }
-                let identity = RequestIdentity(url: row.url, directory: batch.path, fileName: row.fileName, checksums: checksums)
+            for position in rows.indices {
+                guard let checksums = try? Self.identityChecksums(rows[position].checksumsText, json) else { continue }
+                let identity = RequestIdentity(
+                    url: rows[position].url, directory: batch.path, fileName: rows[position].fileName, checksums: checksums)
                 guard !repeated.contains(identity), let index = batch.indexes[identity] else { continue }
-                rowsByRequest.append((index, row))
+                rowsByRequest.append((index, position))
             }
             rowsByRequest.sort { $0.index < $1.index }
             var start = 0
@@ -145,7 +148,7 @@ extension DownloadManager {
                 var end = start + 1
                 while end < rowsByRequest.count, rowsByRequest[end].index == index { end += 1 }
                 if case let (info, addedAt)? = Self.intactDownload(
-                    among: rowsByRequest[start..<end].lazy.map(\.row), for: directories.normalized(requests[index]), json,
+                    among: rowsByRequest[start..<end].lazy.map(\.row), of: rows, for: directories.normalized(requests[index]), json,
                     placedFile: placedFile) {
                     if let cutoff, addedAt < cutoff { addedBeforeCutoff.append(info.id) }
                     found[index] = info
@@ -167,15 +170,15 @@ extension DownloadManager {
     /// completed row, no unfinished one, and its file is intact, with when its row counts as
     /// added (`EarlierDownloadRow.createdAt`); else nil (left to `add`).
     private static func intactDownload(
-        among rows: some Sequence<EarlierDownloadRow>, for request: DownloadRequest, _ json: JSONColumns,
-        placedFile: (EarlierDownloadRow) -> PlacedFile
+        among positions: some Sequence<Int>, of rows: [EarlierDownloadRow], for request: DownloadRequest,
+        _ json: JSONColumns, placedFile: (EarlierDownloadRow) -> PlacedFile
     ) -> (info: DownloadInfo, addedAt: Double)? {
-        var completed: EarlierDownloadRow?
-        for row in rows {
-            switch row.state {
+        var completed: Int?
+        for position in positions {
+            switch rows[position].state {
             case .completed:
                 guard completed == nil else { return nil }
-                completed = row
+                completed = position
             case .canceled:
                 // Never continued; replaced only when a new download is made.
                 continue
@@ -183,7 +186,9 @@ extension DownloadManager {
                 return nil
             }
         }
-        guard let row = completed, case .intact(let path) = placedFile(row),
+        guard let completed else { return nil }
+        let row = rows[completed]
+        guard case .intact(let path) = placedFile(row),
               let checksums = try? json.decodeChecksums(row.verifiedChecksumsText)
         else { return nil }
         var info = DownloadInfo(id: row.id, request: request, group: row.group)
