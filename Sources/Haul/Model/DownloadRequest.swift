@@ -146,8 +146,13 @@ public struct DownloadRequest: Sendable, Hashable, Codable {
     /// `URL(fileURLWithPath: ".")` and the path it stands for are one destination.
     var normalized: DownloadRequest {
         var copy = self
-        copy.directory = URL(fileURLWithPath: directory.standardizedFileURL.path, isDirectory: true)
+        copy.directory = Self.normalizedDirectory(directory)
         return copy
+    }
+
+    /// `directory` made absolute and standardised (see `normalized`).
+    static func normalizedDirectory(_ directory: URL) -> URL {
+        URL(fileURLWithPath: directory.standardizedFileURL.path, isDirectory: true)
     }
 }
 
@@ -173,7 +178,7 @@ struct DirectoryCache {
         if let known = normalized[directory] {
             result = known
         } else {
-            result = URL(fileURLWithPath: directory.standardizedFileURL.path, isDirectory: true)
+            result = DownloadRequest.normalizedDirectory(directory)
             normalized[directory] = result
         }
         last = (directory, result)
