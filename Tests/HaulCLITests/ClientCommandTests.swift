@@ -190,7 +190,8 @@ import Glibc
     @Test(.enabled(if: HaulProcess.canRunInTerminal)) func watchRedrawsInPlaceOnATerminal() async throws {
         try await withTestServer { server in
             try await withClientDaemon { daemon in
-                let url = server.url("/file/tty.bin", ["size": "800000", "seed": "5", "rate": "400000"])
+                // Held at a quarter until watch drew the paused view: the pause always finds it running.
+                let url = server.url("/file/tty.bin", ["size": "800000", "seed": "5", "rate": "400000", "hold": "200000"])
                 let added = try await daemon.haul(["add", url])
                 let gid = try #require(added.stdoutLines.first)
                 try await daemon.waitForStatus(gid, "active") { $0.state == "active" }
@@ -200,6 +201,7 @@ import Glibc
                 let watch = try daemon.start(["watch", "--interval", "100"], inTerminal: true)
                 let pausedView = await watch.stdout.firstLine { $0.contains("(paused) tty.bin ") }
                 #expect(pausedView != nil, "the first view shows the paused download")
+                server.release(key: "/file/tty.bin")
                 let resumed = try await daemon.haul(["resume", gid])
                 #expect(resumed.status == 0, "stderr: \(resumed.stderr)")
                 let donePath = daemon.downloads.appendingPathComponent("tty.bin").path
