@@ -9,7 +9,8 @@ actor ProcessOutput {
     private var lineStart = 0
     private(set) var lines: [String] = []
     private var isFinished = false
-    private var waiters: [(predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<String?, Never>)] = []
+    private var waiters: [(key: Int, predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<String?, Never>)] = []
+    private var nextKey = 0
 
     func append(_ chunk: Data) {
         data.append(chunk)
@@ -32,20 +33,36 @@ actor ProcessOutput {
     }
 
     /// The first line (already received or still to come) matching `predicate`, or nil when
-    /// the output ended without one.
+    /// the output ended without one or the waiting task was canceled (a test's time limit
+    /// cancels it: a wait that ignored that would hold up the whole test run).
     func firstLine(where predicate: @escaping @Sendable (String) -> Bool) async -> String? {
         if let line = lines.first(where: predicate) { return line }
         if isFinished { return nil }
-        return await withCheckedContinuation { continuation in
-            waiters.append((predicate, continuation))
+        nextKey += 1
+        let key = nextKey
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(returning: nil)
+                } else {
+                    waiters.append((key, predicate, continuation))
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelWait(key) }
         }
+    }
+
+    private func cancelWait(_ key: Int) {
+        guard let index = waiters.firstIndex(where: { $0.key == key }) else { return }
+        waiters.remove(at: index).continuation.resume(returning: nil)
     }
 
     var text: String { String(decoding: data, as: UTF8.self) }
 
     private func received(_ line: String) {
         lines.append(line)
-        var remaining: [(predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<String?, Never>)] = []
+        var remaining: [(key: Int, predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<String?, Never>)] = []
         for waiter in waiters {
             if waiter.predicate(line) {
                 waiter.continuation.resume(returning: line)

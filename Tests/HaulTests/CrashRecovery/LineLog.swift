@@ -5,6 +5,7 @@ import Foundation
 /// after a fixed sleep, so the kill lands at a moment in the work whatever the machine's speed.
 actor LineLog {
     private struct Waiter {
+        let key: Int
         let count: Int
         let predicate: @Sendable (String) -> Bool
         let continuation: CheckedContinuation<Bool, Never>
@@ -14,6 +15,7 @@ actor LineLog {
     private(set) var lines: [String] = []
     private var isFinished = false
     private var waiters: [Waiter] = []
+    private var nextKey = 0
 
     func append(_ chunk: Data) {
         pending.append(chunk)
@@ -36,13 +38,29 @@ actor LineLog {
     }
 
     /// True once `count` lines matching `predicate` have arrived; false if the output ended
-    /// with fewer.
+    /// with fewer, or the waiting task was canceled (as a test's time limit does: a wait that
+    /// ignored it would hold up the whole test run).
     func waitForLines(_ count: Int, where predicate: @escaping @Sendable (String) -> Bool) async -> Bool {
         if matching(predicate) >= count { return true }
         if isFinished { return false }
-        return await withCheckedContinuation { continuation in
-            waiters.append(Waiter(count: count, predicate: predicate, continuation: continuation))
+        nextKey += 1
+        let key = nextKey
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(returning: false)
+                } else {
+                    waiters.append(Waiter(key: key, count: count, predicate: predicate, continuation: continuation))
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelWait(key) }
         }
+    }
+
+    private func cancelWait(_ key: Int) {
+        guard let index = waiters.firstIndex(where: { $0.key == key }) else { return }
+        waiters.remove(at: index).continuation.resume(returning: false)
     }
 
     var text: String { lines.joined(separator: "\n") }
