@@ -77,7 +77,7 @@ extension DownloadManager {
 
     /// Ends a `holdGroupOpen(_:)`: the group completes now if every member has finished.
     package func releaseGroupHold(_ name: String) {
-        guard groups.memberFinished(in: name) else { return }
+        guard groups.releaseHold(name) else { return }
         announceCompletion(of: name)
     }
 
@@ -175,9 +175,15 @@ extension DownloadManager {
         while true {
             // Subscribed before the summary is read, in the same turn: no finish is missed.
             let live = hub.subscribe()
-            let now = try summary(ofGroup: name)
-            let changed = knownFinished >= 0 ? now.results.count > knownFinished : now.isComplete
-            if changed || now.isComplete || ContinuousClock.now >= deadline || isShutDown { return now }
+            let due = ContinuousClock.now >= deadline || isShutDown
+            // The group's counters say whether what the caller waits for can have happened:
+            // the summary (a result for every member) is built only then. Built at each end,
+            // a wait for a group of 5,000 to complete cost the daemon more than its transfers.
+            if due || mayHaveChanged(name, knownFinished: knownFinished) {
+                let now = try summary(ofGroup: name)
+                let changed = knownFinished >= 0 ? now.results.count > knownFinished : now.isComplete
+                if changed || now.isComplete || due { return now }
+            }
             let waiter = Task {
                 for await event in live {
                     switch event {
@@ -199,5 +205,16 @@ extension DownloadManager {
             timer.cancel()
             if Task.isCancelled { throw Self.waitCanceled("group '\(name)'") }
         }
+    }
+
+    /// False only when the group's counters show that fewer than `knownFinished` + 1 members
+    /// have finished (`knownFinished` < 0: that some have not): a summary can then say nothing
+    /// new. An unknown group is left to `summary(ofGroup:)`, which says so.
+    private func mayHaveChanged(_ name: String, knownFinished: Int) -> Bool {
+        guard let group = groups[name] else { return true }
+        // Holds count as unfinished without being members.
+        let unfinishedMembers = group.unfinished - group.holds
+        if unfinishedMembers <= 0 { return true }
+        return knownFinished >= 0 && group.members.count - unfinishedMembers > knownFinished
     }
 }

@@ -30,6 +30,14 @@ struct GroupBook {
     mutating func hold(_ name: String) {
         create(name)
         groups[name]!.unfinished += 1
+        groups[name]!.holds += 1
+    }
+
+    /// Ends one `hold(_:)`. Returns true when this completed the group.
+    mutating func releaseHold(_ name: String) -> Bool {
+        guard let record = groups[name], record.holds > 0 else { return false }
+        groups[name]!.holds -= 1
+        return memberFinished(in: name)
     }
 
     /// A member reached a terminal state. Returns true when this completed the group.
@@ -85,8 +93,10 @@ struct GroupRecord: Sendable {
     /// Creation order, for sequential group scheduling.
     let ordinal: Int32
     var members: [DownloadID] = []
-    /// Members not yet finished.
+    /// Members not yet finished, and the holds (`GroupBook.hold(_:)`) not yet released.
     var unfinished = 0
+    /// Holds not yet released: place-holders counted in `unfinished`.
+    var holds = 0
 
     init(name: String, ordinal: Int32) {
         self.name = name
