@@ -42,6 +42,40 @@ struct FleetViewTests {
         }
     }
 
+    /// A wait for a group whose members other daemons run looks at the store's counts of its
+    /// members: it answers once they say that enough have finished, with the members as the
+    /// store has them, and not before (its time limit then ends it).
+    @Test func aWaitForAGroupAnswersFromTheStoresCounts() async throws {
+        let fixture = try await LeaseFixture.make(SessionSettings())
+        let b = try await fixture.daemon()
+        var configuration = DownloadManager.Configuration()
+        configuration.keepsEventOutbox = true
+        let onB = DownloadManager(configuration: configuration, store: b, session: fixture.session)
+        try await Support.shuttingDown([onB]) {
+            let ids = try await fixture.add(1...3, group: "g")
+            let key = { (n: Int) in String(Int64(bitPattern: ids[n].rawValue)) }
+            var counts = try await b.memberCounts(session: fixture.session, group: "g")
+            #expect(counts.members == 3 && counts.finished == 0)
+            #expect(try await b.memberCounts(session: "another session", group: "g") == (0, 0))
+
+            let none = try await onB.waitForMembersInFleet(ofGroup: "g", knownFinished: 0, timeout: .milliseconds(300))
+            #expect(none.map(\.id) == ids && none.allSatisfy { $0.state == .queued })
+
+            _ = try await fixture.sql("UPDATE haul.download SET state = 'completed', durableOffset = 10, expectedLength = 10 WHERE id = \(key(0))")
+            _ = try await fixture.sql("UPDATE haul.download SET state = 'failed' WHERE id = \(key(2))")
+            counts = try await b.memberCounts(session: fixture.session, group: "g")
+            #expect(counts.members == 3 && counts.finished == 2)
+            let two = try await onB.waitForMembersInFleet(ofGroup: "g", knownFinished: 1, timeout: .seconds(60))
+            #expect(two.map(\.state) == [.completed, .queued, .failed])
+
+            let notAll = try await onB.waitForMembersInFleet(ofGroup: "g", knownFinished: -1, timeout: .milliseconds(300))
+            #expect(notAll.filter(\.state.isTerminal).count == 2)
+            _ = try await fixture.sql("UPDATE haul.download SET state = 'canceled' WHERE id = \(key(1))")
+            let all = try await onB.waitForMembersInFleet(ofGroup: "g", knownFinished: -1, timeout: .seconds(60))
+            #expect(all.map(\.state) == [.completed, .canceled, .failed])
+        }
+    }
+
     /// On SQLite nothing else writes the store: nothing is read beyond the manager's memory.
     @Test func sqliteManagersReadOnlyTheirMemory() async throws {
         let manager = DownloadManager()

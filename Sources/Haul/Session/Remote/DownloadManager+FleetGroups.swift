@@ -36,19 +36,33 @@ extension DownloadManager {
     /// On a shared store a group's members finish on any daemon: the wait reads the store
     /// again whenever the session's outbox grows (each end appends its event, and the
     /// `haul_events` notification wakes this daemon), when this manager writes events, and
-    /// every `fallbackPollInterval` in case a notification was lost.
+    /// every `fallbackPollInterval` in case a notification was lost. At each of those the
+    /// store's counts of the group's members come first: the members themselves are read
+    /// (every row decoded) only once the counts say enough may have finished, not at each of a
+    /// large group's thousands of ends.
     package func waitForMembersInFleet(ofGroup name: String, knownFinished: Int, timeout: Duration) async throws(HaulError) -> [DownloadInfo] {
-        guard let feed = sharedStore?.changes else {
+        guard let shared = sharedStore, let feed = shared.changes else {
             _ = try await waitForGroupChange(name, knownFinished: knownFinished, timeout: timeout)
             return try members(ofGroup: name)
         }
-        return try await readAgainAtEachEnd("group '\(name)'", feed: feed, timeout: timeout) { () async throws(HaulError) in
-            try await self.membersInFleet(ofGroup: name)
-        } until: { members in
-            let finished = members.filter(\.state.isTerminal).count
-            let complete = finished == members.count
-            return complete || (knownFinished >= 0 && finished > knownFinished)
+        func enough(finished: Int, of members: Int) -> Bool {
+            finished == members || (knownFinished >= 0 && finished > knownFinished)
         }
+        let session = self.session
+        let reading = try await readAgainAtEachEnd("group '\(name)'", feed: feed, timeout: timeout) { () async throws(HaulError) -> [DownloadInfo]? in
+            // Counts that cannot be read leave the answer to the members' own reading, which
+            // falls back on this manager's memory when the store does not answer.
+            if let counts = try? await shared.memberCounts(session: session, group: name),
+               counts.members > 0, !enough(finished: counts.finished, of: counts.members) {
+                return nil
+            }
+            return try await self.membersInFleet(ofGroup: name)
+        } until: { members in
+            guard let members else { return false }
+            return enough(finished: members.count { $0.state.isTerminal }, of: members.count)
+        }
+        if let reading { return reading }
+        return try await membersInFleet(ofGroup: name)
     }
 
     /// Reads `read` until `done` says so, `timeout` passes or the manager shuts down, and

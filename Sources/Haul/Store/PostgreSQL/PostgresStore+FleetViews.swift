@@ -130,4 +130,23 @@ extension PostgresStore {
             return exists > 0 ? [] : nil
         }
     }
+
+    /// How many members the session's group `name` has in the store, and how many of them
+    /// have finished: what a wait for the group looks at each time one may have ended,
+    /// instead of reading every member's row (index `download_session_group`).
+    func memberCounts(session: String, group name: String) async throws(HaulError) -> (members: Int, finished: Int) {
+        try await read("count the members of group '\(name)'") { connection in
+            var binds = PostgresBindings()
+            binds.append(session)
+            binds.append(name)
+            let counts = try await connection.all(
+                PostgresQuery(unsafeSQL: """
+                    SELECT count(*), count(*) FILTER (WHERE state IN ('completed', 'failed', 'canceled'))
+                    FROM haul.download WHERE session = $1 AND groupName = $2
+                    """, binds: binds),
+                { row in try row.decode((Int64, Int64).self) })
+            guard let (members, finished) = counts.first else { return (0, 0) }
+            return (Int(members), Int(finished))
+        }
+    }
 }
