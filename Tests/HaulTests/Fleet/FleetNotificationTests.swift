@@ -9,13 +9,6 @@ import Testing
 /// fallback poll is set far beyond them, so a wait that returns was woken by a notification.
 @Suite("Fleet notifications", .timeLimit(.minutes(3)))
 struct FleetNotificationTests {
-    /// A manager of the fixture's session on `store`, keeping an outbox, as a daemon's is.
-    private func manager(_ store: PostgresStore, _ fixture: LeaseFixture) -> DownloadManager {
-        var configuration = DownloadManager.Configuration()
-        configuration.keepsEventOutbox = true
-        return DownloadManager(configuration: configuration, store: store, session: fixture.session)
-    }
-
     /// The store's feed, listening, with the fallback poll out of the test's reach.
     private func listening(_ store: PostgresStore) async throws -> StoreChangeFeed {
         let feed = try #require(store.changes)
@@ -35,7 +28,7 @@ struct FleetNotificationTests {
         let fixture = try await LeaseFixture.make(SessionSettings())
         let a = try await fixture.daemon(), b = try await fixture.daemon()
         let feed = try await listening(b)
-        let onB = manager(b, fixture)
+        let onB = fixture.manager(on: b)
 
         let started = ContinuousClock.now
         let poll = Task { try await onB.storedEvents(after: 0, waitingUpTo: .seconds(120)) }
@@ -70,7 +63,7 @@ struct FleetNotificationTests {
         }
         #expect(woken.withLockedValue { $0 }, "a reconnection wakes every wait")
 
-        let onB = manager(b, fixture)
+        let onB = fixture.manager(on: b)
         let poll = Task { try await onB.storedEvents(after: 0, waitingUpTo: .seconds(120)) }
         try await waitUntil("B's poll waits") { feed.waitingReaders == 1 }
         try await appendEvent(a, fixture)

@@ -14,9 +14,7 @@ struct FleetViewTests {
     @Test func downloadsAnotherDaemonHoldsAreReadFromTheStore() async throws {
         let fixture = try await LeaseFixture.make(SessionSettings())
         let b = try await fixture.daemon()
-        var configuration = DownloadManager.Configuration()
-        configuration.keepsEventOutbox = true
-        let onB = DownloadManager(configuration: configuration, store: b, session: fixture.session)
+        let onB = fixture.manager(on: b)
         try await Support.shuttingDown([onB]) {
             #expect(await onB.downloadsElsewhere(inStates: [.queued, .running, .paused]).isEmpty)
 
@@ -48,9 +46,7 @@ struct FleetViewTests {
     @Test func aWaitForAGroupAnswersFromTheStoresCounts() async throws {
         let fixture = try await LeaseFixture.make(SessionSettings())
         let b = try await fixture.daemon()
-        var configuration = DownloadManager.Configuration()
-        configuration.keepsEventOutbox = true
-        let onB = DownloadManager(configuration: configuration, store: b, session: fixture.session)
+        let onB = fixture.manager(on: b)
         try await Support.shuttingDown([onB]) {
             let ids = try await fixture.add(1...3, group: "g")
             let key = { (n: Int) in String(Int64(bitPattern: ids[n].rawValue)) }

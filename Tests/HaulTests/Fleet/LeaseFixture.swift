@@ -28,6 +28,13 @@ struct LeaseFixture {
         try await PostgresStore.open(address: address, stateDirectory: nil, waitingUpTo: .zero, operationTimeLimit: operationTimeLimit)
     }
 
+    /// A manager of the fixture's session on `store`, keeping an outbox, as a daemon's is.
+    func manager(on store: PostgresStore) -> DownloadManager {
+        var configuration = DownloadManager.Configuration()
+        configuration.keepsEventOutbox = true
+        return DownloadManager(configuration: configuration, store: store, session: session)
+    }
+
     /// Adds queued downloads `numbers` of the session (positions in that order), on `host`.
     @discardableResult
     func add(
