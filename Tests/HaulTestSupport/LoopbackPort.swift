@@ -10,7 +10,7 @@ import Darwin
 public enum LoopbackPort {
     /// A loopback port nothing listens on now (the kernel's pick for a socket bound to port 0).
     public static func free() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = streamSocket()
         guard fd >= 0 else { throw ChildProcessError("socket() failed") }
         defer { close(fd) }
         var address = loopback(port: 0)
@@ -29,7 +29,7 @@ public enum LoopbackPort {
     /// server thread, or (never accepting) a server that takes connections and never answers.
     /// The caller closes the descriptor.
     public static func listening(backlog: Int32 = 16) throws -> (descriptor: Int32, port: Int) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = streamSocket()
         guard fd >= 0 else { throw ChildProcessError("socket() failed") }
         var address = loopback(port: 0)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -48,13 +48,28 @@ public enum LoopbackPort {
     /// Whether something accepts connections on loopback `port` now; with `waitUntil`, for a
     /// server a test starts as a process.
     public static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = streamSocket()
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = loopback(port: port)
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         } == 0
+    }
+
+    /// A TCP socket that no child process inherits, or -1. Tests run side by side and start
+    /// processes all the time: a child holding a reserved port's socket kept the port bound
+    /// after `ReservedPort.release()`, and the test's server could not bind it ("Address
+    /// already in use", seen once in a full run). On Linux the flag is set by `socket` itself:
+    /// set afterwards, a process spawned by another test in between inherits the socket.
+    static func streamSocket() -> Int32 {
+        #if canImport(Glibc)
+        return socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        return fd
+        #endif
     }
 
     private static func loopback(port: Int) -> sockaddr_in {
@@ -106,11 +121,9 @@ public final class ReservedPort: @unchecked Sendable {
     deinit { release() }
 
     private static func bound(to port: Int) -> Int32? {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        // Not inherited by the processes a test starts meanwhile (`LoopbackPort.streamSocket`).
+        let fd = LoopbackPort.streamSocket()
         guard fd >= 0 else { return nil }
-        // Not inherited by the processes a test starts meanwhile: a child holding it would
-        // keep the port bound after `release()`.
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
