@@ -141,7 +141,7 @@ extension PostgresStore {
             binds.append(name)
             let counts = try await connection.all(
                 PostgresQuery(unsafeSQL: """
-                    SELECT count(*), count(*) FILTER (WHERE state IN ('completed', 'failed', 'canceled'))
+                    SELECT count(*), count(*) FILTER (WHERE state IN \(PostgresRows.finishedStates))
                     FROM haul.download WHERE session = $1 AND groupName = $2
                     """, binds: binds),
                 { row in try row.decode((Int64, Int64).self) })
