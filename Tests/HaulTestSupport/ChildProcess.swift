@@ -73,6 +73,7 @@ public final class ChildProcess: Sendable {
         }
         let pid = spawned
         self.pid = pid
+        LiveChildren.started(pid)
 
         if let input {
             input.withUnsafeBytes { bytes in
@@ -94,6 +95,7 @@ public final class ChildProcess: Sendable {
         Thread.detachNewThread {
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            LiveChildren.ended(pid)
             exitContinuation.yield(status)
             exitContinuation.finish()
         }
