@@ -65,8 +65,8 @@ final class HaulProcess: Sendable {
         let termination = child.terminationTask()
         self.termination = termination
         self.drained = Task {
-            async let out: Void = Self.pump(child.stdout, into: stdout)
-            async let err: Void = Self.pump(child.stderr, into: stderr)
+            async let out: Void = stdout.read(child.stdout)
+            async let err: Void = stderr.read(child.stderr)
             _ = await (out, err)
         }
         self.watchdog = child.watchdog(termination, timeout: timeout)
@@ -111,11 +111,6 @@ final class HaulProcess: Sendable {
             stderr: await stderr.text,
             stdoutLines: await stdout.lines,
             timedOut: timedOut)
-    }
-
-    private static func pump(_ chunks: AsyncStream<Data>, into output: ProcessOutput) async {
-        for await chunk in chunks { await output.append(chunk) }
-        await output.finish()
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HaulTestSupport
 
 /// One line of `haul get --json`, decoded with the fields the tests look at. Decoding every
 /// line strictly is itself a check: a line that is not a JSON object fails the test.
@@ -42,7 +43,6 @@ struct JSONEventLine: Decodable, Sendable {
 }
 
 extension ProcessOutput {
-    /// Waits for a `--json` progress line at or past `bytes`; nil if the output ended first.
     /// The first `checkpointed` line: from then on a kill -9 keeps a recorded prefix.
     func checkpoint() async -> String? {
         await firstLine { line in
@@ -51,6 +51,7 @@ extension ProcessOutput {
         }
     }
 
+    /// Waits for a `--json` progress line at or past `bytes`; nil if the output ended first.
     func progress(reaching bytes: Int64) async -> String? {
         await firstLine { line in
             guard let event = try? JSONEventLine.decode(line), event.event == "progress" else { return false }

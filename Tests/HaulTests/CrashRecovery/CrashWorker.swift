@@ -22,8 +22,8 @@ final class CrashWorker: Sendable {
         let timedOut: Bool
     }
 
-    let stdout = LineLog()
-    let stderr = LineLog()
+    let stdout = ProcessOutput()
+    let stderr = ProcessOutput()
     private let child: ChildProcess
     private let termination: Task<Int32, Never>
     private let drained: Task<Void, Never>
@@ -40,8 +40,8 @@ final class CrashWorker: Sendable {
         let stdout = self.stdout
         let stderr = self.stderr
         self.drained = Task {
-            async let out: Void = Self.pump(child.stdout, into: stdout)
-            async let err: Void = Self.pump(child.stderr, into: stderr)
+            async let out: Void = stdout.read(child.stdout)
+            async let err: Void = stderr.read(child.stderr)
             _ = await (out, err)
         }
         self.watchdog = child.watchdog(termination, timeout: timeout)
@@ -63,11 +63,6 @@ final class CrashWorker: Sendable {
             lines: await stdout.lines,
             stderr: await stderr.text,
             timedOut: await watchdog.value && signal == SIGKILL)
-    }
-
-    private static func pump(_ chunks: AsyncStream<Data>, into log: LineLog) async {
-        for await chunk in chunks { await log.append(chunk) }
-        await log.finish()
     }
 
     /// `swift build --build-tests` puts the worker beside the test runner
