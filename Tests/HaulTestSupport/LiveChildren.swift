@@ -11,8 +11,8 @@ import Darwin
 /// when that process ends first (the run finished while a test that had thrown left its child
 /// behind), nothing would stop the child, and a `haul get --max-tries 0` retries for good. The
 /// `atexit` handler kills every child still running, so a run leaves none of its processes on
-/// the machine. A child ended by a crash of the test process itself is left to `scripts/test`,
-/// which kills the test run's process group when it ends.
+/// the machine. A test process that crashes runs no `atexit` handler: its children are left to
+/// `scripts/test`, which kills the test run's process group when it ends.
 enum LiveChildren {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var running: Set<pid_t> = []
