@@ -55,11 +55,16 @@ extension DownloadManager {
         var replaced: [DownloadID] = []
         var ids: [DownloadID] = []
         ids.reserveCapacity(normalized.count)
+        // A large batch's transaction starts now and takes the rows as they are made. From here
+        // to its end nothing may wait for the store: its writer waits for this loop.
+        let recording = openBatchRecording(forBatchOf: normalized.count)
         for request in normalized {
             // Nothing left to match (a fresh store, a new directory): no identity to build.
             if latest.isEmpty, spent.isEmpty {
-                fresh.append(insert(request, group: name))
-                ids.append(fresh[fresh.count - 1])
+                let id = insert(request, group: name)
+                fresh.append(id)
+                ids.append(id)
+                if let recording { handOver(id, replacing: [], to: recording) }
                 continue
             }
             let identity = identities.identity(of: KeptRequest(request))
@@ -70,16 +75,23 @@ extension DownloadManager {
                 // Earlier records of this request that can never be used again (canceled, or
                 // completed but the file changed since) are replaced, so that running the same
                 // command again and again does not grow the store.
-                replaced += spent.removeValue(forKey: identity) ?? []
-                fresh.append(insert(request, group: name))
-                ids.append(fresh[fresh.count - 1])
+                let replacing = spent.removeValue(forKey: identity) ?? []
+                replaced += replacing
+                let id = insert(request, group: name)
+                fresh.append(id)
+                ids.append(id)
+                if let recording { handOver(id, replacing: replacing, to: recording) }
             }
         }
         forgetSpent(replaced)
         move(adopted, toGroup: name)
         // Their rows go in the new downloads' transaction, and so does the marking of the
         // completed ones found in use again.
-        try await persistNew(fresh, replacing: replaced, markingInUse: inUseToMark(among: adopted))
+        if let recording {
+            try await finishBatchRecording(recording, fresh: fresh, markingInUse: inUseToMark(among: adopted))
+        } else {
+            try await persistNew(fresh, replacing: replaced, markingInUse: inUseToMark(among: adopted))
+        }
         for id in adopted { continueAdopted(id) }
         if groups[name]?.unfinished == 0 {
             hub.emit(.groupCompleted(summary(of: name)))

@@ -56,14 +56,22 @@ extension DownloadManager {
                 try await store.submit(writes.count == 1 ? writes[0] : .all(writes))
             }
         } catch {
-            // Not recorded, so not accepted: take them back out.
-            for id in ids { forget(id) }
-            if let inUse {
-                for (id, date) in zip(inUse.ids, earlierDates) { if let date { records[id]?.createdAt = date } }
-            }
+            takeBack(ids, datesOf: inUse?.ids ?? [], earlierDates)
             throw error
         }
         rows = []
+        scheduleRecorded(ids, queueIndex: queueIndex)
+    }
+
+    /// New downloads whose write failed: not recorded, so not accepted; they are taken back
+    /// out, and the completed ones marked in use get back the dates they had.
+    func takeBack(_ ids: [DownloadID], datesOf marked: [DownloadID], _ earlierDates: [Date?]) {
+        for id in ids { forget(id) }
+        for (id, date) in zip(marked, earlierDates) { if let date { records[id]?.createdAt = date } }
+    }
+
+    /// New downloads now in the store: announced, and queued for the scheduler.
+    func scheduleRecorded(_ ids: [DownloadID], queueIndex: Int?) {
         let announcesQueued = hub.wants(.queued)
         for id in ids {
             guard let record = records[id] else { continue }

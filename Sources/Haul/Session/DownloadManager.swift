@@ -181,17 +181,25 @@ public actor DownloadManager: SessionBackend {
     /// The one way new downloads come in, whichever public `add` was called: every request is
     /// validated first (all or none are added), each gets its record and part key, then all
     /// are written to the store in one transaction, and only then queued (or held back
-    /// paused) and announced (`persistNew`).
+    /// paused) and announced (`persistNew`). A large batch's rows go to that transaction as
+    /// they are made (`BatchRecording`).
     func addNew(_ requests: [DownloadRequest], group: String?, paused: Bool = false, queueIndex: Int? = nil) async throws(HaulError) -> [DownloadID] {
         try Self.validate(requests)
         guard !isShutDown else { throw HaulError(.shutdown, "the download manager has been shut down") }
         if let group { createGroupIfNeeded(group) }
         var directories = DirectoryCache()
-        let ids = insert(requests.map { directories.normalized($0) }, group: group)
-        if paused {
-            for id in ids { records[id]?.machine.heldBack() }
+        // From here to the recording's end nothing may wait for the store: its writer waits
+        // for the rows made here.
+        let recording = queueIndex == nil ? openBatchRecording(forBatchOf: requests.count) : nil
+        let ids = insert(requests.map { directories.normalized($0) }, group: group) { id in
+            if paused { records[id]?.machine.heldBack() }
+            if let recording { handOver(id, replacing: [], to: recording) }
         }
-        try await persistNew(ids, queueIndex: queueIndex)
+        if let recording {
+            try await finishBatchRecording(recording, fresh: ids, markingInUse: nil)
+        } else {
+            try await persistNew(ids, queueIndex: queueIndex)
+        }
         return ids
     }
 
@@ -213,13 +221,18 @@ public actor DownloadManager: SessionBackend {
         groups[name] == nil ? nil : DownloadGroup(name: name, session: self)
     }
 
-    /// Creates the records of normalized requests, with room made once for the batch.
-    func insert(_ requests: [DownloadRequest], group: String?) -> [DownloadID] {
+    /// Creates the records of normalized requests, with room made once for the batch;
+    /// `each` sees every new download as soon as its record is made.
+    func insert(_ requests: [DownloadRequest], group: String?, each: (DownloadID) -> Void = { _ in }) -> [DownloadID] {
         records.reserveCapacity(requests.count)
         if order.count + requests.count > order.capacity {
             order.reserveCapacity(max(order.count + requests.count, order.capacity * 2))
         }
-        return requests.map { insert($0, group: group) }
+        return requests.map { request in
+            let id = insert(request, group: group)
+            each(id)
+            return id
+        }
     }
 
     /// Creates the record; `persistNew` queues it once it is stored, so that no transfer can

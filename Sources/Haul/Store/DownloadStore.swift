@@ -130,6 +130,9 @@ final class DownloadStore: DownloadStoring {
         try await committer.submit(write)
     }
 
+    /// Writes are applied on GRDB's writer queue, a thread that may wait for arriving ones.
+    var takesWritesAsTheyArrive: Bool { true }
+
     var stateDirectory: URL? { path.map { URL(fileURLWithPath: $0).deletingLastPathComponent() } }
 
     var isPersistent: Bool { path != nil }

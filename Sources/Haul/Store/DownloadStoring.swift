@@ -26,6 +26,10 @@ protocol DownloadStoring: AnyObject, Sendable {
     /// Applies `write` in a transaction (shared with concurrent writes, in arrival order);
     /// returns once it committed.
     func submit(_ write: StoreWrite) async throws(HaulError)
+    /// Whether a `StoreWrite.arriving` may be submitted before its writes ended: true only for
+    /// a store that applies writes on a thread of its own, which may wait for them (SQLite's
+    /// writer queue). Any other store gets its arriving writes ended before they are submitted.
+    var takesWritesAsTheyArrive: Bool { get }
     /// Gives memory a bulk write used back to the system, where the store can.
     func releaseMemory() async
 
@@ -75,6 +79,7 @@ protocol DownloadStoring: AnyObject, Sendable {
 
 extension DownloadStoring {
     var changes: StoreChangeFeed? { nil }
+    var takesWritesAsTheyArrive: Bool { false }
 
     /// The session's unacknowledged events after `sequence`, oldest first.
     func events(session: String, after sequence: Int64, limit: Int) async throws(HaulError) -> [StoredEvent] {

@@ -33,6 +33,9 @@ enum StoreWrite: Sendable {
     case saveSessionSettings(session: String, SessionSettings)
     /// Several writes that must commit together (rows and the events they caused).
     indirect case all([StoreWrite])
+    /// Writes that must commit together, handed to the open transaction as their caller makes
+    /// them (a batch's rows in slices; see `ArrivingWrites`).
+    case arriving(ArrivingWrites)
     /// Writes about one leased download, applied only while the writer still holds its lease
     /// (see `LeaseFence`). SQLite has no leases: there they always apply.
     indirect case fenced(LeaseFence, [StoreWrite])
@@ -148,6 +151,13 @@ enum StoreWrite: Sendable {
                     """, arguments: [session, now, text])
             case .all(let writes), .fenced(_, let writes):
                 try apply(writes, in: db)
+            case .arriving(let arriving):
+                // Waits on this (the writer's) thread for each write the caller adds.
+                var index = 0
+                while let write = try arriving.write(at: index) {
+                    try apply([write], in: db)
+                    index += 1
+                }
             }
         }
     }

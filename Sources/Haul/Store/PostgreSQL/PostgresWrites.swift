@@ -112,6 +112,9 @@ enum PostgresWrites {
                     sessions.insert(session)
                 case .all(let writes):
                     try await apply(writes)
+                case .arriving(let arriving):
+                    // Ended before they were submitted (`takesWritesAsTheyArrive` is false here).
+                    try await apply(arriving.endedWrites)
                 case .fenced(let fence, let writes):
                     // A stale lease skips its own writes only: the others in this transaction
                     // are other callers' (or other downloads') and still hold.
