@@ -50,7 +50,8 @@ final class BatchRecording {
 
 extension DownloadManager {
     /// A recording for a batch of `count` new downloads, when the store can take its rows as
-    /// they are made and the batch is large enough to gain; nil otherwise (`persistNew`).
+    /// they are made and the batch is large enough to gain; nil otherwise (`persistNew` then
+    /// writes the batch at once).
     func openBatchRecording(forBatchOf count: Int) -> BatchRecording? {
         guard count >= Self.bulkWriteRows, store.takesWritesAsTheyArrive else { return nil }
         return BatchRecording(store: store)
@@ -74,25 +75,11 @@ extension DownloadManager {
         recording.waiting.removeAll(keepingCapacity: true)
     }
 
-    /// `persistNew` for a batch whose rows went to `recording` as they were made: hands over
-    /// the last slice and the marking of the completed downloads found in use again, waits for
-    /// the commit, then queues the new downloads `fresh` (or takes them back out).
-    func finishBatchRecording(
-        _ recording: BatchRecording, fresh: [DownloadID], markingInUse inUse: (ids: [DownloadID], at: Date)?
-    ) async throws(HaulError) {
+    /// Hands over the last slice and the marking of the completed downloads found in use
+    /// again, ends the writes and waits for the commit (`persistNew(_:recordedBy:)`).
+    func commit(_ recording: BatchRecording, markingInUse inUse: (ids: [DownloadID], at: Date)?) async throws(HaulError) {
         handOverWaiting(recording)
-        // Dated before the commit, as `persistNew` dates them.
-        let earlierDates = inUse.map { inUse in inUse.ids.map { records[$0]?.createdAt } } ?? []
-        if let inUse {
-            for id in inUse.ids { records[id]?.createdAt = inUse.at }
-            recording.arriving.add(.markInUse(inUse.ids, at: inUse.at))
-        }
-        let result = await recording.end().value
-        metrics.storeWrote(.new, since: recording.opened)
-        if case .failure(let error) = result {
-            takeBack(fresh, datesOf: inUse?.ids ?? [], earlierDates)
-            throw error
-        }
-        scheduleRecorded(fresh, queueIndex: nil)
+        if let inUse { recording.arriving.add(.markInUse(inUse.ids, at: inUse.at)) }
+        try await recording.end().value.get()
     }
 }

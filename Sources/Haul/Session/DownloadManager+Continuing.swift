@@ -87,11 +87,7 @@ extension DownloadManager {
         move(adopted, toGroup: name)
         // Their rows go in the new downloads' transaction, and so does the marking of the
         // completed ones found in use again.
-        if let recording {
-            try await finishBatchRecording(recording, fresh: fresh, markingInUse: inUseToMark(among: adopted))
-        } else {
-            try await persistNew(fresh, replacing: replaced, markingInUse: inUseToMark(among: adopted))
-        }
+        try await persistNew(fresh, replacing: replaced, markingInUse: inUseToMark(among: adopted), recordedBy: recording)
         for id in adopted { continueAdopted(id) }
         if groups[name]?.unfinished == 0 {
             hub.emit(.groupCompleted(summary(of: name)))

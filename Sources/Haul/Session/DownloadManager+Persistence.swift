@@ -35,18 +35,25 @@ extension DownloadManager {
     /// `markingInUse`: completed downloads taken in again for requests made again, which count
     /// as added at the given date from now on (`inUseToMark(among:)`), marked so in the same
     /// transaction.
+    ///
+    /// `recordedBy`: the batch's transaction, already open, to which the rows of `ids` and
+    /// their replaced downloads went as they were made (`BatchRecording`); `replacing` is then
+    /// written already.
     func persistNew(
-        _ ids: [DownloadID], queueIndex: Int? = nil, replacing: [DownloadID] = [], markingInUse inUse: (ids: [DownloadID], at: Date)? = nil
+        _ ids: [DownloadID], queueIndex: Int? = nil, replacing: [DownloadID] = [], markingInUse inUse: (ids: [DownloadID], at: Date)? = nil,
+        recordedBy recording: BatchRecording? = nil
     ) async throws(HaulError) {
-        var rows = ids.compactMap { records[$0].map(storedDownload) }
+        var rows = recording == nil ? ids.compactMap { records[$0].map(storedDownload) } : []
         // Dated before the write, so that a row of theirs written meanwhile (a flush runs while
         // this waits) carries the new date too; dated back should the write fail.
         let earlierDates = inUse.map { inUse in inUse.ids.map { records[$0]?.createdAt } } ?? []
         if let inUse { for id in inUse.ids { records[id]?.createdAt = inUse.at } }
         do {
-            let started = ContinuousClock.now
+            let started = recording?.opened ?? ContinuousClock.now
             defer { metrics.storeWrote(.new, since: started) }
-            if replacing.isEmpty, inUse == nil {
+            if let recording {
+                try await commit(recording, markingInUse: inUse)
+            } else if replacing.isEmpty, inUse == nil {
                 try await store.save(rows)
             } else {
                 var writes: [StoreWrite] = []
@@ -56,22 +63,14 @@ extension DownloadManager {
                 try await store.submit(writes.count == 1 ? writes[0] : .all(writes))
             }
         } catch {
-            takeBack(ids, datesOf: inUse?.ids ?? [], earlierDates)
+            // Not recorded, so not accepted: take them back out.
+            for id in ids { forget(id) }
+            if let inUse {
+                for (id, date) in zip(inUse.ids, earlierDates) { if let date { records[id]?.createdAt = date } }
+            }
             throw error
         }
         rows = []
-        scheduleRecorded(ids, queueIndex: queueIndex)
-    }
-
-    /// New downloads whose write failed: not recorded, so not accepted; they are taken back
-    /// out, and the completed ones marked in use get back the dates they had.
-    func takeBack(_ ids: [DownloadID], datesOf marked: [DownloadID], _ earlierDates: [Date?]) {
-        for id in ids { forget(id) }
-        for (id, date) in zip(marked, earlierDates) { if let date { records[id]?.createdAt = date } }
-    }
-
-    /// New downloads now in the store: announced, and queued for the scheduler.
-    func scheduleRecorded(_ ids: [DownloadID], queueIndex: Int?) {
         let announcesQueued = hub.wants(.queued)
         for id in ids {
             guard let record = records[id] else { continue }

@@ -195,11 +195,7 @@ public actor DownloadManager: SessionBackend {
             if paused { records[id]?.machine.heldBack() }
             if let recording { handOver(id, replacing: [], to: recording) }
         }
-        if let recording {
-            try await finishBatchRecording(recording, fresh: ids, markingInUse: nil)
-        } else {
-            try await persistNew(ids, queueIndex: queueIndex)
-        }
+        try await persistNew(ids, queueIndex: queueIndex, recordedBy: recording)
         return ids
     }
 

@@ -28,7 +28,7 @@ protocol DownloadStoring: AnyObject, Sendable {
     func submit(_ write: StoreWrite) async throws(HaulError)
     /// Whether a `StoreWrite.arriving` may be submitted before its writes ended: true only for
     /// a store that applies writes on a thread of its own, which may wait for them (SQLite's
-    /// writer queue). Any other store gets its arriving writes ended before they are submitted.
+    /// writer queue). Any other store is given a batch's rows in one write (`persistNew`).
     var takesWritesAsTheyArrive: Bool { get }
     /// Gives memory a bulk write used back to the system, where the store can.
     func releaseMemory() async

@@ -113,7 +113,7 @@ enum PostgresWrites {
                 case .all(let writes):
                     try await apply(writes)
                 case .arriving(let arriving):
-                    // Ended before they were submitted (`takesWritesAsTheyArrive` is false here).
+                    // Never submitted unended here (`takesWritesAsTheyArrive` is false).
                     try await apply(arriving.endedWrites)
                 case .fenced(let fence, let writes):
                     // A stale lease skips its own writes only: the others in this transaction
