@@ -50,8 +50,10 @@ final class PlainReporter: DownloadReporter {
         "failed \(url): \(info.error?.message ?? "unknown error")"
     }
 
+    /// Says nothing of bytes kept: a download stopped before its first byte (a disk full at
+    /// the part file's creation) has none, and the next run continues from what there is.
     static func blockedLine(url: String, reason: HaulError) -> String {
-        "stopped \(url): \(reason.message) (the bytes so far are kept; run the same command again to continue)"
+        "stopped \(url): \(reason.message) (run the same command again to continue where it stopped)"
     }
 
     /// `retrying URL in 2.0 s (attempt 3): REASON`, or once the quick retries are used up,
