@@ -159,6 +159,7 @@ extension DownloadManager {
         }
         guard let (transfer, live) = prepared else { return }
         let hub = self.hub
+        let outbox = self.outbox
         if hub.wants(.activated) { hub.emit(.activated(id)) }
         let reporter = TransferReporter(
             started: { [weak self] resumedFrom, finalURL in
@@ -166,8 +167,9 @@ extension DownloadManager {
                 guard hub.wants(.started) else { return }
                 hub.emit(.started(id, resumedFrom: resumedFrom, finalURL: finalURL))
                 // A kept `started` event is written with the next batch, not left waiting for
-                // the transfer's first checkpoint.
-                if hub.keepsOutbox { Task { await self?.scheduleWrite() } }
+                // the transfer's first checkpoint; one hop asks for that batch for every
+                // event appended until the manager takes the request.
+                if let outbox, outbox.claimWriteRequest() { Task { await self?.scheduleWrite() } }
             },
             checkpoint: { checkpoint in await self.recordCheckpoint(id, checkpoint) },
             restartedFromZero: { [logger = configuration.logger] reason in

@@ -130,6 +130,7 @@ extension DownloadManager {
     /// Starts the batching delay before the next write, unless one is already pending: for
     /// changes the queue holds already (events waiting in the outbox, a failed batch).
     func scheduleWrite() {
+        outbox?.takeWriteRequest()
         guard !writes.isEmpty || outbox?.isEmpty == false else { return }
         carryOut(writes.flushOwed())
     }

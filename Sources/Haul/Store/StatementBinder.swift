@@ -52,6 +52,22 @@ struct StatementBinder {
         index += 1
     }
 
+    /// Binds the next parameter as text from its UTF-8 bytes: for values written as bytes
+    /// (an outbox event), which would otherwise be made a `String` only to be bound.
+    mutating func bindText(_ bytes: [UInt8]) throws {
+        let handle = statement.sqliteStatement
+        let code = bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, Self.transient) }
+            return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                sqlite3_bind_text(handle, index, $0, CInt(buffer.count), Self.transient)
+            }
+        }
+        guard code == SQLITE_OK else {
+            throw StoredRowError("cannot bind value \(index) of a row: SQLite error \(code)")
+        }
+        index += 1
+    }
+
     /// Throws unless every parameter of the statement got a value.
     func finish() throws {
         let expected = sqlite3_bind_parameter_count(statement.sqliteStatement)
