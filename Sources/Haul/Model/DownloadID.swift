@@ -27,6 +27,11 @@ public struct DownloadID: Hashable, Sendable, Comparable, CustomStringConvertibl
     /// over it, so that with a long history every batch rewrote most of that index.
     public static func random(now: Date = Date()) -> DownloadID {
         var generator = SystemRandomNumberGenerator()
+        return random(now: now, using: &generator)
+    }
+
+    /// A new ID as `random(now:)` makes it, its random bits from `generator`.
+    static func random(now: Date, using generator: inout some RandomNumberGenerator) -> DownloadID {
         let minutes = UInt64(max(0, now.timeIntervalSince(epoch) / 60)) & minuteMask
         return DownloadID(rawValue: minutes << randomBits | generator.next() & (1 << randomBits - 1))
     }

@@ -58,10 +58,11 @@ extension DownloadManager {
         // A large batch's transaction starts now and takes the rows as they are made. From here
         // to its end nothing may wait for the store: its writer waits for this loop.
         let recording = openBatchRecording(forBatchOf: normalized.count)
+        var newIDs = DownloadIDBatch(count: normalized.count)
         for request in normalized {
             // Nothing left to match (a fresh store, a new directory): no identity to build.
             if latest.isEmpty, spent.isEmpty {
-                let id = insert(request, group: name)
+                let id = insert(request, group: name, id: newIDs.next())
                 fresh.append(id)
                 ids.append(id)
                 if let recording { handOver(id, replacing: [], to: recording) }
@@ -77,7 +78,7 @@ extension DownloadManager {
                 // command again and again does not grow the store.
                 let replacing = spent.removeValue(forKey: identity) ?? []
                 replaced += replacing
-                let id = insert(request, group: name)
+                let id = insert(request, group: name, id: newIDs.next())
                 fresh.append(id)
                 ids.append(id)
                 if let recording { handOver(id, replacing: replacing, to: recording) }

@@ -224,8 +224,9 @@ public actor DownloadManager: SessionBackend {
         if order.count + requests.count > order.capacity {
             order.reserveCapacity(max(order.count + requests.count, order.capacity * 2))
         }
+        var ids = DownloadIDBatch(count: requests.count)
         return requests.map { request in
-            let id = insert(request, group: group)
+            let id = insert(request, group: group, id: ids.next())
             each(id)
             return id
         }
@@ -234,8 +235,9 @@ public actor DownloadManager: SessionBackend {
     /// Creates the record; `persistNew` queues it once it is stored, so that no transfer can
     /// start (not even through a slot freed while the store is written) before its download
     /// is in the store.
-    func insert(_ request: DownloadRequest, group: String?) -> DownloadID {
-        var id = DownloadID.random()
+    /// `id`: one of the batch's (`DownloadIDBatch`), or nil for one made here.
+    func insert(_ request: DownloadRequest, group: String?, id proposed: DownloadID? = nil) -> DownloadID {
+        var id = proposed ?? DownloadID.random()
         while records.contains(id) { id = DownloadID.random() }
         let key = partKeys.newKey(for: request, id: id)
         lastPosition += 1
