@@ -60,6 +60,20 @@ package enum JSONText {
         out.append(UInt8(ascii: "\""))
     }
 
+    /// The decimal digits of `value`, written in place: for writers of JSON as bytes, which
+    /// would otherwise pay for a `String` per number.
+    package static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        // The magnitude as unsigned, so that Int64.min has one.
+        var magnitude = value.magnitude
+        let start = out.count
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        out[start...].reverse()
+    }
+
     /// Quotes, backslashes and control characters are escaped; every other byte (slashes and
     /// each byte of a non-ASCII character) is written as it is.
     private static func needsEscaping(_ byte: UInt8) -> Bool {

@@ -46,7 +46,7 @@ extension StoredEvent {
         func number(_ name: StaticString, _ value: Int64?) {
             guard let value else { return }
             key(name)
-            Self.appendDecimal(value, to: &out)
+            JSONText.appendDecimal(value, to: &out)
         }
         ids("canceled", canceled)
         ids("completed", completed)
@@ -99,19 +99,6 @@ extension StoredEvent {
             shift -= 4
         }
         out.append(UInt8(ascii: "\""))
-    }
-
-    /// The decimal digits of `value`, written in place.
-    private static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
-        if value < 0 { out.append(UInt8(ascii: "-")) }
-        // The magnitude as unsigned, so that Int64.min has one.
-        var magnitude = value.magnitude
-        let start = out.count
-        repeat {
-            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        out[start...].reverse()
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

@@ -29,7 +29,7 @@ enum JSONValueWriter {
         case .bool(let flag):
             output.append(contentsOf: flag ? "true".utf8 : "false".utf8)
         case .integer(let integer):
-            appendInteger(integer, to: &output)
+            JSONText.appendDecimal(integer, to: &output)
         case .double(let double):
             guard double.isFinite else { return false }
             var text = double.description
@@ -57,18 +57,5 @@ enum JSONValueWriter {
             output.append(contentsOf: text)
         }
         return true
-    }
-
-    /// The decimal digits of `integer`, written in place.
-    private static func appendInteger(_ integer: Int64, to output: inout [UInt8]) {
-        if integer < 0 { output.append(UInt8(ascii: "-")) }
-        // The magnitude as unsigned, so that Int64.min has one.
-        var magnitude = integer.magnitude
-        let start = output.count
-        repeat {
-            output.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        output[start...].reverse()
     }
 }
