@@ -232,10 +232,9 @@ public actor DownloadManager: SessionBackend {
         }
     }
 
-    /// Creates the record; `persistNew` queues it once it is stored, so that no transfer can
-    /// start (not even through a slot freed while the store is written) before its download
-    /// is in the store.
-    /// `id`: one of the batch's (`DownloadIDBatch`), or nil for one made here.
+    /// Creates the record (with `proposed`, one of a `DownloadIDBatch`, as its ID unless
+    /// taken); `persistNew` queues it once it is stored, so that no transfer can start (not
+    /// even through a slot freed while the store is written) before its download is stored.
     func insert(_ request: DownloadRequest, group: String?, id proposed: DownloadID? = nil) -> DownloadID {
         var id = proposed ?? DownloadID.random()
         while records.contains(id) { id = DownloadID.random() }
